@@ -1,0 +1,116 @@
+/**
+ * Postings of one text field, in the shape the BM25F loop scans fastest: per term, two parallel
+ * arrays of internal document ids and raw term frequencies. Orama's own index keeps
+ * `tf / fieldLength` per (document, term) in nested objects, and deduplicated tokens make every tf 1;
+ * this keeps the raw counts that BM25 needs.
+ */
+export interface Posting {
+  docs: number[];
+  tfs: number[];
+}
+
+export interface SerializedFieldIndex {
+  terms: string[];
+  docs: number[][];
+  tfs: number[][];
+  lengths: number[];
+}
+
+export class FieldIndex {
+  readonly postings = new Map<string, Posting>();
+  /** Token count per internal document id (0 when the document has no text in this field). */
+  readonly lengths: number[] = [];
+  /** Distinct terms per document, to remove it without re-tokenizing. */
+  private readonly docTerms: (string[] | undefined)[] = [];
+  private totalLength = 0;
+  private docCount = 0;
+
+  get averageLength(): number {
+    return this.docCount === 0 ? 0 : this.totalLength / this.docCount;
+  }
+
+  /** Indexes a document's terms (duplicates count); returns the terms new to this field. */
+  add(doc: number, terms: string[]): string[] {
+    if (this.docTerms[doc]) this.remove(doc);
+    const created: string[] = [];
+    const counts = new Map<string, number>();
+    for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [term, tf] of counts) {
+      let p = this.postings.get(term);
+      if (!p) {
+        p = { docs: [], tfs: [] };
+        this.postings.set(term, p);
+        created.push(term);
+      }
+      p.docs.push(doc);
+      p.tfs.push(tf);
+    }
+    this.docTerms[doc] = [...counts.keys()];
+    this.lengths[doc] = terms.length;
+    this.totalLength += terms.length;
+    this.docCount++;
+    return created;
+  }
+
+  /** Removes a document; returns the terms no document has any more. */
+  remove(doc: number): string[] {
+    const terms = this.docTerms[doc];
+    const emptied: string[] = [];
+    if (!terms) return emptied;
+    for (const term of terms) {
+      const p = this.postings.get(term);
+      if (!p) continue;
+      const i = p.docs.indexOf(doc);
+      if (i < 0) continue;
+      // Order inside a posting does not matter: swap with the last entry and pop.
+      const last = p.docs.length - 1;
+      p.docs[i] = p.docs[last];
+      p.tfs[i] = p.tfs[last];
+      p.docs.pop();
+      p.tfs.pop();
+      if (p.docs.length === 0) {
+        this.postings.delete(term);
+        emptied.push(term);
+      }
+    }
+    this.totalLength -= this.lengths[doc] ?? 0;
+    this.lengths[doc] = 0;
+    this.docTerms[doc] = undefined;
+    this.docCount--;
+    return emptied;
+  }
+
+  has(doc: number): boolean {
+    return this.docTerms[doc] !== undefined;
+  }
+
+  toJSON(): SerializedFieldIndex {
+    const terms: string[] = [];
+    const docs: number[][] = [];
+    const tfs: number[][] = [];
+    for (const [term, p] of this.postings) {
+      terms.push(term);
+      docs.push(p.docs);
+      tfs.push(p.tfs);
+    }
+    return { terms, docs, tfs, lengths: this.lengths.map((l) => l ?? 0) };
+  }
+
+  static fromJSON(raw: SerializedFieldIndex): FieldIndex {
+    const index = new FieldIndex();
+    const perDoc: string[][] = [];
+    raw.terms.forEach((term, i) => {
+      index.postings.set(term, { docs: raw.docs[i], tfs: raw.tfs[i] });
+      for (const d of raw.docs[i]) (perDoc[d] ??= []).push(term);
+    });
+    raw.lengths.forEach((len, doc) => {
+      index.lengths[doc] = len;
+      if (perDoc[doc]) {
+        index.docTerms[doc] = perDoc[doc];
+        index.totalLength += len;
+        index.docCount++;
+      }
+    });
+    return index;
+  }
+}

@@ -1,0 +1,41 @@
+import picomatch from 'picomatch';
+import type { SearchFilters } from './types.js';
+
+/** Orama `where` clause over the enum properties of the schema (see `SCHEMA` in orama-search-service). */
+export type WhereClause = Record<string, { in?: string[]; containsAny?: string[] }>;
+
+/** Folders a path lies in: `resources/adr/x.md` -> `['resources', 'resources/adr']`. */
+export function folderChain(folder: string): string[] {
+  if (!folder) return [];
+  const parts = folder.split('/');
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+export function normalizeFolder(folder: string): string {
+  return folder.replace(/\\/g, '/').replace(/^\.?\/+/, '').replace(/\/+$/, '');
+}
+
+const lower = (values: string[]) => values.map((v) => v.toLowerCase());
+
+/**
+ * Builds the `where` clause. `path` globs are resolved against the known paths here (Orama has no
+ * glob operator), so the clause stays a plain `in`. Returns `null` when a filter can match nothing.
+ */
+export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<string>): WhereClause | null {
+  const where: WhereClause = {};
+  if (filters.types?.length) where.type = { in: filters.types };
+  if (filters.status?.length) where.status_key = { in: lower(filters.status) };
+  if (filters.parent_id?.length) where.lineage = { containsAny: lower(filters.parent_id) };
+  if (filters.tags?.length) where.tag_keys = { containsAny: lower(filters.tags) };
+  if (filters.author?.length) where.author_key = { in: lower(filters.author) };
+  if (filters.file_type?.length) where.file_type = { in: lower(filters.file_type.map((t) => t.replace(/^\./, ''))) };
+  if (filters.folder?.length) where.folders = { containsAny: filters.folder.map(normalizeFolder) };
+  if (filters.path?.length) {
+    const patterns = filters.path.map(normalizeFolder);
+    const isMatch = picomatch(patterns, { dot: true });
+    const matched = [...knownPaths()].filter((p) => isMatch(p));
+    if (matched.length === 0) return null;
+    where.path = { in: matched };
+  }
+  return where;
+}

@@ -1,0 +1,162 @@
+/**
+ * Orama components that replace its full-text scoring while keeping Orama as the index: documents,
+ * the radix tree of terms, the enum/number indexes behind `where` filters, and serialization.
+ *
+ * What Orama 3.1.18 does by default, and why each piece here differs (measured in docs/search.md):
+ * - its tokenizer drops Cyrillic and deduplicates tokens -> `createOramaTokenizer` over TextAnalyzer;
+ * - its index stores `tf / length` with tf always 1 -> `FieldIndex` keeps raw term frequencies;
+ * - its search expands every term as a prefix and sums per-field BM25 -> exact terms, BM25F.
+ *
+ * Each field's radix tree holds that field's vocabulary (a term goes in when its posting is created
+ * and out when the posting empties), for prefix and typo expansion; which documents contain a term
+ * lives in the FieldIndex postings. Keeping every document id in the tree as well doubled build time.
+ */
+import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
+import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
+import { FieldIndex, type SerializedFieldIndex } from './field-index.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
+import type { TextAnalyzer } from './tokenizer.js';
+
+const defaultIndex = oramaIndex.createIndex();
+type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
+
+/** Our additions to Orama's index store. */
+export interface Bm25fIndexStore extends OramaIndexStore {
+  bm25f: Bm25fState;
+}
+
+export interface Bm25fState {
+  /** Text fields in scoring order; each has its own postings. */
+  fieldNames: string[];
+  fields: FieldIndex[];
+  /** Bumped on every change, so cached length norms know when to rebuild. */
+  version: number;
+  norms: LengthNorms;
+  scratch: ScoreScratch;
+}
+
+export interface Bm25fConfig {
+  k1: number;
+  /** Per text field. */
+  b: Record<string, number>;
+  weights: Record<string, number>;
+}
+
+export function createOramaTokenizer(analyzer: TextAnalyzer): Tokenizer {
+  return {
+    language: 'english',
+    normalizationCache: new Map(),
+    tokenize: (raw: string) => analyzer.indexTerms(raw),
+  } as Tokenizer;
+}
+
+function newState(fieldNames: string[], fields?: FieldIndex[]): Bm25fState {
+  return {
+    fieldNames,
+    fields: fields ?? fieldNames.map(() => new FieldIndex()),
+    version: 0,
+    norms: new LengthNorms(),
+    scratch: new ScoreScratch(),
+  };
+}
+
+/** Largest internal id in use + 1: the size of per-document arrays. */
+export function internalIdCapacity(store: Bm25fIndexStore): number {
+  return store.sharedInternalDocumentStore.internalIdToId.length + 1;
+}
+
+/** Runs BM25F on the store; `groups` are already analyzed query terms. */
+export function runBm25f(
+  store: Bm25fIndexStore,
+  groups: QueryTermGroup[],
+  config: Bm25fConfig,
+  docCount: number,
+  conjunctive: boolean,
+  filter?: Set<number>,
+) {
+  const state = store.bm25f;
+  const size = internalIdCapacity(store);
+  state.scratch.ensure(size);
+  const b = state.fieldNames.map((f) => config.b[f] ?? 0.75);
+  const norms = state.norms.get(state.fields, b, size, state.version);
+  return scoreBm25f(
+    state.fields,
+    norms,
+    groups,
+    { weights: state.fieldNames.map((f) => config.weights[f] ?? 1), b, k1: config.k1, docCount, conjunctive, filter },
+    state.scratch,
+  );
+}
+
+/**
+ * The index component. `textFields` are scored with BM25F; every other schema property goes to
+ * Orama's default implementation untouched.
+ */
+export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], config: Bm25fConfig): IIndex<OramaIndexStore> {
+  const isText = (store: OramaIndexStore, prop: string) => (store as Bm25fIndexStore).bm25f.fieldNames.includes(prop);
+  const field = (store: OramaIndexStore, prop: string) => {
+    const s = (store as Bm25fIndexStore).bm25f;
+    return s.fields[s.fieldNames.indexOf(prop)];
+  };
+
+  const component = {
+    ...defaultIndex,
+
+    create(orama: AnyOrama, sharedStore: unknown, schema: never) {
+      const store = defaultIndex.create(orama as never, sharedStore as never, schema) as Bm25fIndexStore;
+      store.bm25f = newState(textFields);
+      return store;
+    },
+
+    insert(implementation: unknown, store: OramaIndexStore, prop: string, id: unknown, internalId: number, value: unknown, schemaType: never, language: never, tokenizer: Tokenizer, docsCount: number, options: never) {
+      if (!isText(store, prop)) {
+        return defaultIndex.insert(implementation as never, store, prop, id as never, internalId as never, value as never, schemaType, language, tokenizer, docsCount, options);
+      }
+      const created = field(store, prop).add(internalId, analyzer.indexTerms(String(value ?? '')));
+      const node = store.indexes[prop].node as { insert(word: string, docId: number): void };
+      for (const term of created) node.insert(term, internalId);
+      (store as Bm25fIndexStore).bm25f.version++;
+    },
+
+    remove(implementation: unknown, store: OramaIndexStore, prop: string, id: unknown, internalId: number, value: unknown, schemaType: never, language: never, tokenizer: Tokenizer, docsCount: number) {
+      if (!isText(store, prop)) {
+        return defaultIndex.remove(implementation as never, store, prop, id as never, internalId as never, value as never, schemaType, language, tokenizer, docsCount);
+      }
+      const node = store.indexes[prop].node as { removeWord(word: string): boolean };
+      for (const term of field(store, prop).remove(internalId)) node.removeWord(term);
+      (store as Bm25fIndexStore).bm25f.version++;
+      return true;
+    },
+
+    // Orama's own `search(db, { term })` also ranks with BM25F, so a plain Orama call agrees with the service.
+    search(store: OramaIndexStore, term: string, _tokenizer: Tokenizer, _language: unknown, properties: string[], _exact: boolean, _tolerance: number, boost: Record<string, number>, _relevance: unknown, docsCount: number, whereFiltersIDs: Set<number> | undefined, threshold = 1) {
+      const groups = analyzer.queryTerms(term).map((t) => ({ alternatives: [{ term: t, weight: 1 }] }));
+      const weights: Record<string, number> = {};
+      for (const f of textFields) weights[f] = properties.includes(f) ? (boost[f] ?? 1) * (config.weights[f] ?? 1) : 0;
+      const scored = runBm25f(store as Bm25fIndexStore, groups, { ...config, weights }, docsCount, threshold === 0, whereFiltersIDs);
+      return scored.docs.map((d, i) => [d, scored.scores[i]] as [number, number]).sort((a, b) => b[1] - a[1]);
+    },
+
+    save(store: OramaIndexStore) {
+      const saved = defaultIndex.save(store) as Record<string, unknown>;
+      // Orama's frequency tables are unused by BM25F and would double the file.
+      saved.frequencies = {};
+      saved.tokenOccurrences = {};
+      saved.bm25f = {
+        fieldNames: (store as Bm25fIndexStore).bm25f.fieldNames,
+        fields: (store as Bm25fIndexStore).bm25f.fields.map((f) => f.toJSON()),
+      };
+      return saved;
+    },
+
+    load(sharedStore: unknown, raw: Record<string, unknown>) {
+      const store = defaultIndex.load(sharedStore as never, raw as never) as Bm25fIndexStore;
+      const saved = raw.bm25f as { fieldNames: string[]; fields: SerializedFieldIndex[] };
+      store.bm25f = newState(saved.fieldNames, saved.fields.map((f) => FieldIndex.fromJSON(f)));
+      return store;
+    },
+  };
+  return component as unknown as IIndex<OramaIndexStore>;
+}
+
+export { internalDocumentIDStore };

@@ -1,0 +1,275 @@
+import { create, insert, remove, count, getByID, type AnyOrama } from '@orama/orama';
+import { BacklogError } from '../errors.js';
+import { createBm25fIndex, createOramaTokenizer, internalDocumentIDStore, runBm25f, type Bm25fIndexStore } from './orama-components.js';
+import { buildWhere, folderChain } from './filters.js';
+import { TextAnalyzer, normalizeId, type TokenizerSettings } from './tokenizer.js';
+import { TEXT_FIELDS, type SearchDocument, type SearchRequest, type SearchResponse, type TextField } from './types.js';
+
+export interface SearchSettings {
+  /** Languages, stemming and stop-words; see TokenizerSettings. */
+  tokenizer: Partial<TokenizerSettings>;
+  /** BM25F weight of each text field: a word in the title counts this many times a word in the body. */
+  fieldWeights: Record<TextField, number>;
+  /** BM25 term-frequency saturation. */
+  k1: number;
+  /** BM25 length normalization per field (0 = none, 1 = full). */
+  b: Record<TextField, number>;
+}
+
+/** Defaults chosen on SciFact and the judged demo fixture; docs/search.md has the measurements. */
+export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
+  tokenizer: {},
+  fieldWeights: { title: 2, tags: 1.5, author: 1.2, body: 1, extra: 0.5 },
+  k1: 1.2,
+  b: { title: 0.5, tags: 0.3, author: 0.3, body: 0.75, extra: 0.5 },
+};
+
+const SCHEMA = {
+  title: 'string',
+  tags: 'string',
+  author: 'string',
+  body: 'string',
+  extra: 'string',
+  type: 'enum',
+  status_key: 'enum',
+  tag_keys: 'enum[]',
+  author_key: 'enum',
+  lineage: 'enum[]',
+  path: 'enum',
+  folders: 'enum[]',
+  file_type: 'enum',
+} as const;
+
+/** What Orama stores per document: the searchable text plus the keys the filters match on. */
+interface IndexedDocument {
+  id: string;
+  title: string;
+  tags: string;
+  author: string;
+  body: string;
+  extra: string;
+  type?: string;
+  status_key?: string;
+  tag_keys: string[];
+  author_key?: string;
+  lineage: string[];
+  path?: string;
+  folders: string[];
+  file_type?: string;
+  updated_ms: number;
+  source: SearchDocument;
+}
+
+const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)$/;
+
+/** The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one; anything else is lower-cased. */
+export function idKey(id: string): string {
+  const m = ID_SHAPE.exec(id.trim());
+  return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
+}
+
+function toIndexed(doc: SearchDocument): IndexedDocument {
+  const lineage = [idKey(doc.id), ...(doc.ancestors ?? (doc.parent_id ? [doc.parent_id] : [])).map(idKey)];
+  const out: IndexedDocument = {
+    id: doc.id,
+    title: doc.title ?? '',
+    tags: (doc.tags ?? []).join(' \n '),
+    author: doc.author ?? '',
+    body: doc.body ?? '',
+    extra: doc.extra ?? '',
+    tag_keys: (doc.tags ?? []).map((t) => t.toLowerCase()),
+    lineage,
+    folders: folderChain(doc.folder ?? ''),
+    updated_ms: doc.updated_ms ?? 0,
+    source: doc,
+  };
+  if (doc.type) out.type = doc.type;
+  if (doc.status) out.status_key = doc.status.toLowerCase();
+  if (doc.author) out.author_key = doc.author.toLowerCase();
+  if (doc.path) out.path = doc.path;
+  if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
+  return out;
+}
+
+/**
+ * The in-memory index: Orama holds the documents, the term dictionary and the filter indexes;
+ * ranking is BM25F over raw term frequencies (see orama-components.ts for why).
+ */
+export class OramaSearchService {
+  readonly settings: SearchSettings;
+  readonly analyzer: TextAnalyzer;
+  private db!: AnyOrama;
+  private readonly idKeys = new Map<string, string>();
+
+  constructor(settings: Partial<SearchSettings> = {}) {
+    this.settings = {
+      ...DEFAULT_SEARCH_SETTINGS,
+      ...settings,
+      fieldWeights: { ...DEFAULT_SEARCH_SETTINGS.fieldWeights, ...settings.fieldWeights },
+      b: { ...DEFAULT_SEARCH_SETTINGS.b, ...settings.b },
+    };
+    this.analyzer = new TextAnalyzer(this.settings.tokenizer);
+    this.reset();
+  }
+
+  private reset(): void {
+    this.db = create({
+      schema: SCHEMA,
+      sort: { enabled: false },
+      components: {
+        tokenizer: createOramaTokenizer(this.analyzer),
+        index: createBm25fIndex(this.analyzer, [...TEXT_FIELDS], {
+          k1: this.settings.k1,
+          b: this.settings.b,
+          weights: this.settings.fieldWeights,
+        }),
+      },
+    });
+    this.idKeys.clear();
+  }
+
+  /** Number of indexed documents. */
+  get size(): number {
+    return count(this.db);
+  }
+
+  /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
+  async build(docs: Iterable<SearchDocument>, opts: { onProgress?: (done: number, total: number) => void } = {}): Promise<void> {
+    this.reset();
+    const all = [...docs];
+    const batch = 500;
+    for (let i = 0; i < all.length; i += batch) {
+      for (const doc of all.slice(i, i + batch)) this.upsert(doc);
+      opts.onProgress?.(Math.min(i + batch, all.length), all.length);
+      if (i + batch < all.length) await new Promise((r) => setImmediate(r));
+    }
+    if (all.length === 0) opts.onProgress?.(0, 0);
+  }
+
+  /** Adds or replaces one document. */
+  upsert(doc: SearchDocument): void {
+    if (getByID(this.db, doc.id)) this.remove(doc.id);
+    insert(this.db, toIndexed(doc) as never);
+    this.idKeys.set(idKey(doc.id), doc.id);
+  }
+
+  /** Removes a document; returns whether it was there. */
+  remove(id: string): boolean {
+    const existed = Boolean(getByID(this.db, id));
+    if (existed) remove(this.db, id);
+    if (this.idKeys.get(idKey(id)) === id) this.idKeys.delete(idKey(id));
+    return existed;
+  }
+
+  getDocument(id: string): SearchDocument | undefined {
+    return (getByID(this.db, id) as IndexedDocument | undefined)?.source;
+  }
+
+  /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
+  resolveId(query: string): string | undefined {
+    return this.idKeys.get(idKey(query));
+  }
+
+  private get store(): Bm25fIndexStore {
+    return this.db.data.index as Bm25fIndexStore;
+  }
+
+  private externalId(internalId: number): string {
+    return internalDocumentIDStore.getDocumentIdFromInternalId(this.db.internalDocumentIDStore, internalId);
+  }
+
+  private internalId(id: string): number {
+    return internalDocumentIDStore.getInternalDocumentId(this.db.internalDocumentIDStore, id);
+  }
+
+  private updatedMs(internalId: number): number {
+    return (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)?.updated_ms ?? 0;
+  }
+
+  /** Ranked search. An empty query lists the filtered documents (most recent first). */
+  search(req: SearchRequest): SearchResponse {
+    const limit = req.limit ?? 20;
+    const offset = req.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 0) throw new BacklogError('INVALID_FILTER', `limit: ${limit} is not a non-negative integer`, 'Pass limit between 1 and 100.', { field: 'limit' });
+    if (!Number.isInteger(offset) || offset < 0) throw new BacklogError('INVALID_FILTER', `offset: ${offset} is not a non-negative integer`, 'Pass offset >= 0.', { field: 'offset' });
+
+    let filter: Set<number> | undefined;
+    if (req.filters) {
+      const where = buildWhere(req.filters, () => this.knownPaths());
+      if (where === null) return { hits: [], total: 0 };
+      if (Object.keys(where).length > 0) {
+        filter = this.db.index.searchByWhereClause(this.store, this.db.tokenizer, where as never, 'english') as Set<number>;
+      }
+    }
+
+    const query = req.query.trim();
+    let docs: number[];
+    let scores: number[];
+    let masks: number[];
+    if (!query) {
+      docs = filter ? [...filter] : this.allInternalIds();
+      scores = docs.map(() => 0);
+      masks = docs.map(() => 0);
+    } else {
+      const groups = this.analyzer.queryTerms(query).map((term) => ({ alternatives: [{ term, weight: 1 }] }));
+      const scored = runBm25f(
+        this.store,
+        groups,
+        { k1: this.settings.k1, b: this.settings.b, weights: this.settings.fieldWeights },
+        this.size,
+        req.conjunctive ?? false,
+        filter,
+      );
+      ({ docs, scores, fieldMasks: masks } = scored);
+    }
+
+    const order = docs.map((_, i) => i);
+    const sortRecent = req.sort === 'recent' || !query;
+    if (sortRecent) {
+      const updated = docs.map((d) => this.updatedMs(d));
+      order.sort((a, b) => updated[b] - updated[a] || scores[b] - scores[a] || docs[a] - docs[b]);
+    } else {
+      order.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+    }
+
+    // Id routing: a query that names an item puts that item first.
+    const routed = query ? this.resolveId(query) : undefined;
+    if (routed && !sortRecent) {
+      const internal = this.internalId(routed);
+      if (!filter || filter.has(internal)) {
+        const at = order.findIndex((i) => docs[i] === internal);
+        const top = order.length ? scores[order[0]] : 0;
+        if (at > 0) order.unshift(...order.splice(at, 1));
+        if (at < 0) {
+          docs.push(internal);
+          scores.push(top);
+          masks.push(0);
+          order.unshift(docs.length - 1);
+        }
+        scores[order[0]] = Math.max(top, scores[order[0]]);
+      }
+    }
+
+    const page = order.slice(offset, offset + limit);
+    return {
+      total: order.length,
+      hits: page.map((i) => ({
+        id: this.externalId(docs[i]),
+        score: scores[i],
+        matched_fields: TEXT_FIELDS.filter((_, f) => (masks[i] & (1 << f)) !== 0),
+      })),
+    };
+  }
+
+  private allInternalIds(): number[] {
+    const ids: number[] = [];
+    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, unknown>;
+    for (const k of Object.keys(all)) ids.push(Number(k));
+    return ids;
+  }
+
+  private *knownPaths(): Iterable<string> {
+    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
+    for (const doc of Object.values(all)) if (doc.path) yield doc.path;
+  }
+}

@@ -1,0 +1,130 @@
+import { idf, lengthNormInverse, saturate } from './bm25.js';
+import type { FieldIndex } from './field-index.js';
+
+/** One query word and the index terms that count for it (the exact term, later prefixes and typos). */
+export interface QueryTermGroup {
+  alternatives: { term: string; weight: number }[];
+}
+
+export interface ScoreOptions {
+  /** Weight per field, in the order of `fields`; 0 leaves a field out. */
+  weights: number[];
+  /** Length normalization per field, in the order of `fields`. */
+  b: number[];
+  k1: number;
+  /** Documents in the collection (for idf). */
+  docCount: number;
+  /** Every group must match. */
+  conjunctive: boolean;
+  /** Keep only these internal ids (Orama's where-filter result); idf still counts every document. */
+  filter?: Set<number>;
+}
+
+export interface ScoredDocs {
+  docs: number[];
+  scores: number[];
+  /** Bit i set when field i matched at least one group. */
+  fieldMasks: number[];
+}
+
+/**
+ * Reusable per-document buffers: a query touches few documents, so only touched entries are reset
+ * and nothing is allocated per query once the buffers have grown to the collection size.
+ */
+export class ScoreScratch {
+  total = new Float64Array(0);
+  groupBest = new Float64Array(0);
+  pseudo = new Float64Array(0);
+  matched = new Uint16Array(0);
+  mask = new Uint32Array(0);
+
+  ensure(size: number): void {
+    if (this.total.length >= size) return;
+    const n = Math.max(size, this.total.length * 2, 1024);
+    this.total = new Float64Array(n);
+    this.groupBest = new Float64Array(n);
+    this.pseudo = new Float64Array(n);
+    this.matched = new Uint16Array(n);
+    this.mask = new Uint32Array(n);
+  }
+}
+
+/** Cached `lengthNormInverse` per document for each field; rebuilt when the index changed. */
+export class LengthNorms {
+  private norms: Float64Array[] = [];
+  private version = -1;
+
+  get(fields: FieldIndex[], b: number[], size: number, version: number): Float64Array[] {
+    if (version === this.version && this.norms.length === fields.length) return this.norms;
+    this.norms = fields.map((f, i) => {
+      const out = new Float64Array(size);
+      const avg = f.averageLength;
+      for (let d = 0; d < size; d++) out[d] = lengthNormInverse(f.lengths[d] ?? 0, avg, b[i]);
+      return out;
+    });
+    this.version = version;
+    return this.norms;
+  }
+}
+
+/** BM25F over the given fields; unsorted output, one entry per matching document. */
+export function scoreBm25f(
+  fields: FieldIndex[],
+  norms: Float64Array[],
+  groups: QueryTermGroup[],
+  opts: ScoreOptions,
+  scratch: ScoreScratch,
+): ScoredDocs {
+  const { total, groupBest, pseudo, matched, mask } = scratch;
+  const touchedAll: number[] = [];
+  const touchedAlt: number[] = [];
+  const touchedGroup: number[] = [];
+
+  for (const group of groups) {
+    touchedGroup.length = 0;
+    for (const { term, weight } of group.alternatives) {
+      touchedAlt.length = 0;
+      for (let f = 0; f < fields.length; f++) {
+        const wf = opts.weights[f];
+        const p = wf > 0 ? fields[f].postings.get(term) : undefined;
+        if (!p) continue;
+        const norm = norms[f];
+        const bit = 1 << f;
+        const { docs, tfs } = p;
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i];
+          if (pseudo[d] === 0) touchedAlt.push(d);
+          pseudo[d] += wf * tfs[i] * norm[d];
+          mask[d] |= bit;
+        }
+      }
+      const w = idf(opts.docCount, touchedAlt.length) * weight;
+      for (const d of touchedAlt) {
+        const s = w * saturate(pseudo[d], opts.k1);
+        pseudo[d] = 0;
+        if (groupBest[d] === 0) touchedGroup.push(d);
+        if (s > groupBest[d]) groupBest[d] = s;
+      }
+    }
+    for (const d of touchedGroup) {
+      if (matched[d] === 0) touchedAll.push(d);
+      total[d] += groupBest[d];
+      matched[d]++;
+      groupBest[d] = 0;
+    }
+  }
+
+  const out: ScoredDocs = { docs: [], scores: [], fieldMasks: [] };
+  const required = opts.conjunctive ? groups.length : 1;
+  for (const d of touchedAll) {
+    if (matched[d] >= required && (!opts.filter || opts.filter.has(d))) {
+      out.docs.push(d);
+      out.scores.push(total[d]);
+      out.fieldMasks.push(mask[d]);
+    }
+    total[d] = 0;
+    matched[d] = 0;
+    mask[d] = 0;
+  }
+  return out;
+}
