@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { idKey } from './tokenizer.js';
 import type { SearchFilters } from './types.js';
 
 /** Orama `where` clause over the enum properties of the schema (see `SCHEMA` in orama-search-service). */
@@ -25,7 +26,7 @@ export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<st
   const where: WhereClause = {};
   if (filters.types?.length) where.type = { in: filters.types };
   if (filters.status?.length) where.status_key = { in: lower(filters.status) };
-  if (filters.parent_id?.length) where.lineage = { containsAny: lower(filters.parent_id) };
+  if (filters.parent_id?.length) where.lineage = { containsAny: filters.parent_id.map(idKey) };
   if (filters.tags?.length) where.tag_keys = { containsAny: lower(filters.tags) };
   if (filters.author?.length) where.author_key = { in: lower(filters.author) };
   if (filters.file_type?.length) where.file_type = { in: lower(filters.file_type.map((t) => t.replace(/^\./, ''))) };

@@ -2,7 +2,9 @@ import { create, insert, remove, count, getByID, type AnyOrama } from '@orama/or
 import { BacklogError } from '../errors.js';
 import { createBm25fIndex, createOramaTokenizer, internalDocumentIDStore, runBm25f, type Bm25fIndexStore } from './orama-components.js';
 import { buildWhere, folderChain } from './filters.js';
-import { TextAnalyzer, normalizeId, type TokenizerSettings } from './tokenizer.js';
+import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
+
+export { idKey };
 import { TEXT_FIELDS, type SearchDocument, type SearchRequest, type SearchResponse, type TextField } from './types.js';
 
 export interface SearchSettings {
@@ -58,14 +60,6 @@ interface IndexedDocument {
   file_type?: string;
   updated_ms: number;
   source: SearchDocument;
-}
-
-const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)$/;
-
-/** The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one; anything else is lower-cased. */
-export function idKey(id: string): string {
-  const m = ID_SHAPE.exec(id.trim());
-  return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
 }
 
 function toIndexed(doc: SearchDocument): IndexedDocument {

@@ -51,6 +51,14 @@ export function normalizeId(prefix: string, numbers: string): string {
   return `${prefix.toLowerCase()}-${parts.join('.')}`;
 }
 
+const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)$/;
+
+/** The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one; anything else is lower-cased. */
+export function idKey(id: string): string {
+  const m = ID_SHAPE.exec(id.trim());
+  return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
+}
+
 /**
  * The analyzer shared by indexing, querying and snippets. It is plain functions over settings,
  * with a bounded cache of word -> term because stemming dominates indexing time.

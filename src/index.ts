@@ -1,0 +1,25 @@
+export { openBacklog, defaultBacklogDir, type OpenBacklogOptions } from './service/open-backlog.js';
+export {
+  BacklogService,
+  type SearchResult,
+  type SearchResponse,
+  type ListResponse,
+  type ItemSummary,
+  type GetEntry,
+  type ItemMetadata,
+} from './service/backlog-service.js';
+export {
+  searchOptionsSchema,
+  listOptionsSchema,
+  type SearchOptions,
+  type SearchOptionsInput,
+  type ListOptionsInput,
+  type SearchMode,
+} from './service/options.js';
+export { OramaSearchService, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './search/orama-search-service.js';
+export { TextAnalyzer, type TokenizerSettings } from './search/tokenizer.js';
+export type { SearchDocument, SearchFilters, SearchRequest, SearchHit, TextField } from './search/types.js';
+export type { Snippet } from './search/snippet.js';
+export { BacklogError, isBacklogError, type ErrorCode } from './errors.js';
+export type { BacklogItem, Diagnostic, ItemType } from './storage/types.js';
+export { DEMO_BACKLOG_DIR } from './storage/demo.js';

@@ -1,0 +1,77 @@
+import removeMarkdown from 'remove-markdown';
+import type { TextAnalyzer } from './tokenizer.js';
+import type { TextField } from './types.js';
+
+export interface Snippet {
+  /** The field the text comes from. */
+  field: TextField;
+  /** About `SNIPPET_CHARS` characters of plain text around the best match. */
+  text: string;
+  /** Fields in which query terms matched. */
+  matched_fields: TextField[];
+}
+
+export const SNIPPET_CHARS = 120;
+
+/** Markdown to one line of plain text: formatting, links and code fences removed, whitespace collapsed. */
+export function toPlainText(markdown: string): string {
+  const text = removeMarkdown(markdown.replace(/```[^\n]*\n/g, '\n'), { gfm: true, useImgAltText: true });
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The window of `text` holding the most distinct query terms (ties: the earliest), widened to whole
+ * words. Deterministic: the same input gives the same snippet.
+ */
+export function bestWindow(text: string, analyzer: TextAnalyzer, queryTerms: ReadonlySet<string>, width = SNIPPET_CHARS): { text: string; hits: number } {
+  const matches = analyzer
+    .runs(text)
+    .filter((run) => run.terms.some((t) => queryTerms.has(t)))
+    .map((run) => ({ start: run.start, end: run.end, terms: run.terms.filter((t) => queryTerms.has(t)) }));
+  let bestStart = 0;
+  let bestHits = 0;
+  for (let i = 0; i < matches.length; i++) {
+    const distinct = new Set<string>();
+    for (let j = i; j < matches.length && matches[j].end - matches[i].start <= width; j++) {
+      for (const t of matches[j].terms) distinct.add(t);
+    }
+    if (distinct.size > bestHits) {
+      bestHits = distinct.size;
+      bestStart = matches[i].start;
+    }
+  }
+  if (text.length <= width) return { text, hits: bestHits };
+  // Some context before the first match, then cut at word boundaries.
+  let start = Math.max(0, bestStart - Math.floor(width / 4));
+  if (start > 0) {
+    const space = text.indexOf(' ', start);
+    start = space >= 0 && space < bestStart ? space + 1 : start;
+  }
+  let end = Math.min(text.length, start + width);
+  if (end < text.length) {
+    const space = text.lastIndexOf(' ', end);
+    if (space > start + width / 2) end = space;
+  }
+  return { text: `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`, hits: bestHits };
+}
+
+/**
+ * The snippet of one result: the best window of the body when the body matched, else of another
+ * matched field (tags, author, ...), else the start of the body (the title is shown anyway), else the title.
+ */
+export function buildSnippet(
+  fields: Partial<Record<TextField, string>>,
+  analyzer: TextAnalyzer,
+  queryTerms: ReadonlySet<string>,
+  matchedFields: TextField[],
+): Snippet {
+  const body = toPlainText(fields.body ?? '');
+  const candidates: [TextField, string][] = [['body', body]];
+  for (const f of matchedFields) if (f !== 'body' && f !== 'title' && fields[f]) candidates.push([f, fields[f]!.replace(/\s+/g, ' ').trim()]);
+  for (const [field, text] of candidates) {
+    const win = bestWindow(text, analyzer, queryTerms);
+    if (win.hits > 0) return { field, text: win.text, matched_fields: matchedFields };
+  }
+  if (body) return { field: 'body', text: bestWindow(body, analyzer, new Set()).text, matched_fields: matchedFields };
+  return { field: 'title', text: (fields.title ?? '').slice(0, SNIPPET_CHARS), matched_fields: matchedFields };
+}

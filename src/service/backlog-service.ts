@@ -1,0 +1,328 @@
+import { BacklogError, errors, isBacklogError } from '../errors.js';
+import { OramaSearchService, idKey, type SearchSettings } from '../search/orama-search-service.js';
+import { buildSnippet, type Snippet } from '../search/snippet.js';
+import type { SearchDocument, SearchFilters, TextField } from '../search/types.js';
+import { loadBacklog } from '../storage/backlog-store.js';
+import { RESOURCE_URI_PREFIX } from '../storage/parse.js';
+import { ITEM_TYPES, STATUSES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
+import {
+  MAX_QUERY_CHARS,
+  listOptionsSchema,
+  searchOptionsSchema,
+  toBacklogError,
+  type ListOptionsInput,
+  type SearchMode,
+  type SearchOptions,
+  type SearchOptionsInput,
+} from './options.js';
+
+export interface SearchResult {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  /** Relative to the backlog root. */
+  path: string;
+  snippet: Snippet;
+  matched_fields: TextField[];
+  score?: number;
+  content?: string;
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  total: number;
+  query: string;
+  /** The mode that actually ran. */
+  search_mode: SearchMode;
+  took_ms: number;
+  /** Offset of the next page, when there is one. */
+  next_offset?: number;
+  /** Something the caller should know, e.g. a requested mode that is not available. */
+  warnings?: string[];
+}
+
+export interface ItemSummary {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  path: string;
+  tags: string[];
+  updated_at: string | null;
+}
+
+export interface ListResponse {
+  results: ItemSummary[];
+  total: number;
+  counts_by_status: Record<string, number>;
+  next_offset?: number;
+}
+
+export type GetEntry =
+  | { id: string; status: 'ok'; item: BacklogItem }
+  | { id: string; status: 'error'; error: { code: string; message: string; hint: string } };
+
+export interface ItemMetadata {
+  id: string;
+  type: ItemType;
+  title: string;
+  path: string;
+  file_name: string;
+  file_type: string;
+  size: number;
+  modified_at: string | null;
+  indexed_at: string | null;
+  frontmatter: Record<string, unknown>;
+  links: { parent: string | null; children: string[]; references: string[] };
+}
+
+export interface BacklogServiceOptions {
+  /** Absolute path of the backlog root. */
+  dir: string;
+  search?: Partial<SearchSettings>;
+}
+
+const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
+const LIST_KEYS = Object.keys(listOptionsSchema.shape);
+
+/**
+ * The backlog: its files, their diagnostics and the search index over them. Every surface (library,
+ * CLI, MCP, HTTP, viewer) searches through `searchUnified`.
+ */
+export class BacklogService {
+  readonly dir: string;
+  readonly index: OramaSearchService;
+  private items = new Map<string, BacklogItem>();
+  private byKey = new Map<string, string>();
+  private byPath = new Map<string, string>();
+  private children = new Map<string, string[]>();
+  private indexedAt = new Map<string, number>();
+  private fileDiagnostics: Diagnostic[] = [];
+
+  constructor(options: BacklogServiceOptions) {
+    this.dir = options.dir;
+    this.index = new OramaSearchService(options.search);
+  }
+
+  /** Reads every file and rebuilds the index. */
+  async reload(onProgress?: (phase: 'read' | 'index', done: number, total: number) => void): Promise<void> {
+    const loaded = await loadBacklog(this.dir, (d, t) => onProgress?.('read', d, t));
+    this.fileDiagnostics = loaded.diagnostics;
+    this.setItems(loaded.items);
+    await this.index.build(
+      loaded.items.map((item) => this.toSearchDocument(item)),
+      { onProgress: (d, t) => onProgress?.('index', d, t) },
+    );
+    const now = Date.now();
+    for (const id of this.items.keys()) this.indexedAt.set(id, now);
+  }
+
+  private setItems(items: BacklogItem[]): void {
+    this.items = new Map(items.map((i) => [i.id, i]));
+    this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
+    this.byPath = new Map(items.map((i) => [i.path, i.id]));
+    this.children = new Map();
+    for (const item of items) {
+      const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+      if (parent) this.children.set(parent, [...(this.children.get(parent) ?? []), item.id]);
+    }
+  }
+
+  /** Parent, grandparent, ... (stops at a missing parent or a cycle). */
+  private ancestors(item: BacklogItem): string[] {
+    const out: string[] = [];
+    const seen = new Set([item.id]);
+    let parent = item.parent_id;
+    while (parent) {
+      const id = this.byKey.get(idKey(parent)) ?? parent;
+      if (seen.has(id)) break;
+      seen.add(id);
+      out.push(id);
+      parent = this.items.get(id)?.parent_id ?? null;
+    }
+    return out;
+  }
+
+  private toSearchDocument(item: BacklogItem): SearchDocument {
+    const known = new Set(['id', 'title', 'type', 'status', 'parent_id', 'tags', 'author']);
+    const extra = [item.assignee, item.priority, ...item.references];
+    for (const [k, v] of Object.entries(item.frontmatter)) {
+      if (!known.has(k) && v !== null && v !== undefined && typeof v !== 'object') extra.push(String(v));
+    }
+    const updated = Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
+    return {
+      id: item.id,
+      type: item.type,
+      title: item.title,
+      body: item.body,
+      tags: item.tags,
+      author: item.author,
+      status: item.status,
+      parent_id: item.parent_id,
+      ancestors: this.ancestors(item),
+      path: item.path,
+      folder: item.folder,
+      file_type: item.file_type,
+      updated_ms: updated,
+      extra: extra.filter(Boolean).join('\n'),
+    };
+  }
+
+  /** Number of items in the backlog. */
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** The one search path. Throws BacklogError (INVALID_QUERY, INVALID_FILTER). */
+  searchUnified(query: string, options: Omit<SearchOptionsInput, 'query'> = {}): SearchResponse {
+    const started = performance.now();
+    const parsed = searchOptionsSchema.safeParse({ ...options, query });
+    if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
+    const opts = parsed.data;
+    const text = opts.query.trim();
+    if (!text) throw errors.invalidQuery('query is empty', 'Pass at least one word; use list() to browse without a query.');
+    if (text.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query is ${text.length} characters, over the ${MAX_QUERY_CHARS} limit`, 'Shorten the query to its key words.');
+    this.checkFilterValues(opts);
+
+    const warnings: string[] = [];
+    if (opts.mode && opts.mode !== 'bm25') warnings.push(`mode "${opts.mode}" needs embeddings, which are off; ran bm25`);
+    const found = this.index.search({ query: text, filters: this.filtersOf(opts), sort: opts.sort, limit: opts.limit, offset: opts.offset, conjunctive: opts.conjunctive });
+    const queryTerms = new Set(this.index.analyzer.queryTerms(text));
+    const results = found.hits.map((hit) => {
+      const item = this.items.get(hit.id)!;
+      const result: SearchResult = {
+        id: item.id,
+        type: item.type,
+        title: item.title,
+        status: item.status,
+        parent_id: item.parent_id,
+        path: item.path,
+        snippet: buildSnippet({ title: item.title, body: item.body, tags: item.tags.join(', '), author: item.author ?? '' }, this.index.analyzer, queryTerms, hit.matched_fields),
+        matched_fields: hit.matched_fields,
+      };
+      if (opts.include_scores) result.score = Number(hit.score.toFixed(4));
+      if (opts.include_content) result.content = item.body;
+      return result;
+    });
+    const response: SearchResponse = {
+      results,
+      total: found.total,
+      query: text,
+      search_mode: 'bm25',
+      took_ms: Number((performance.now() - started).toFixed(2)),
+    };
+    if (opts.offset + results.length < found.total) response.next_offset = opts.offset + results.length;
+    if (warnings.length) response.warnings = warnings;
+    return response;
+  }
+
+  private filtersOf(opts: Partial<Record<keyof SearchFilters, string[]>>): SearchFilters {
+    return {
+      types: opts.types as ItemType[] | undefined,
+      status: opts.status,
+      parent_id: opts.parent_id,
+      tags: opts.tags,
+      author: opts.author,
+      path: opts.path,
+      folder: opts.folder,
+      file_type: opts.file_type,
+    };
+  }
+
+  /** Filter values that can never match are errors, not silent empty results. */
+  private checkFilterValues(opts: { status?: string[]; parent_id?: string[] }): void {
+    if (opts.status?.length) {
+      const known = new Set<string>(STATUSES);
+      for (const item of this.items.values()) if (item.status) known.add(item.status.toLowerCase());
+      const bad = opts.status.find((s) => !known.has(s.toLowerCase()));
+      if (bad) throw errors.invalidFilter('status', `"${bad}" is not a status of this backlog`, `Use one of: ${[...known].join(', ')}.`);
+    }
+    for (const id of opts.parent_id ?? []) {
+      if (!this.byKey.has(idKey(id))) throw errors.invalidFilter('parent_id', `no item with id "${id}"`, 'Pass the id of an existing task or epic, e.g. EPIC-0001.');
+    }
+  }
+
+  /** Items matching filters, without a query; most recently updated first. */
+  list(filters: ListOptionsInput = {}): ListResponse {
+    const parsed = listOptionsSchema.safeParse(filters);
+    if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
+    const opts = parsed.data;
+    this.checkFilterValues(opts);
+    const found = this.index.search({ query: '', filters: this.filtersOf(opts), limit: Number.MAX_SAFE_INTEGER });
+    let items = found.hits.map((h) => this.items.get(h.id)!);
+    if (opts.sort === 'id') items = items.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+    const counts: Record<string, number> = {};
+    for (const item of items) {
+      const key = item.status ?? 'none';
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+    const page = items.slice(opts.offset, opts.offset + opts.limit);
+    const response: ListResponse = { results: page.map(summarize), total: items.length, counts_by_status: counts };
+    if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
+    return response;
+  }
+
+  /** Resolves an id, resource URI or path to the item's id. */
+  resolve(ref: string): string | undefined {
+    const r = ref.trim();
+    if (this.items.has(r)) return r;
+    const byKey = this.byKey.get(idKey(r));
+    if (byKey) return byKey;
+    const path = r.startsWith(RESOURCE_URI_PREFIX) ? r.slice(RESOURCE_URI_PREFIX.length) : r.replace(/^\.?\//, '');
+    return this.byPath.get(path);
+  }
+
+  /** One item (throws NOT_FOUND), or a batch where each unknown id gets its own error entry. */
+  get(ref: string): BacklogItem;
+  get(refs: string[]): GetEntry[];
+  get(refs: string | string[]): BacklogItem | GetEntry[] {
+    if (!Array.isArray(refs)) {
+      const id = this.resolve(refs);
+      if (!id) throw errors.notFound(refs);
+      return this.items.get(id)!;
+    }
+    return refs.map((ref): GetEntry => {
+      try {
+        return { id: ref, status: 'ok', item: this.get(ref) };
+      } catch (err) {
+        if (!isBacklogError(err)) throw err;
+        return { id: ref, status: 'error', error: { code: err.code, message: err.message, hint: err.hint } };
+      }
+    });
+  }
+
+  getMetadata(ref: string): ItemMetadata {
+    const item = this.get(ref);
+    const indexed = this.indexedAt.get(item.id);
+    const parent = item.parent_id ? (this.byKey.get(idKey(item.parent_id)) ?? item.parent_id) : null;
+    return {
+      id: item.id,
+      type: item.type,
+      title: item.title,
+      path: item.path,
+      file_name: item.path.slice(item.path.lastIndexOf('/') + 1),
+      file_type: item.file_type,
+      size: item.size,
+      modified_at: item.mtime_ms ? new Date(item.mtime_ms).toISOString() : null,
+      indexed_at: indexed ? new Date(indexed).toISOString() : null,
+      frontmatter: item.frontmatter,
+      links: { parent, children: this.children.get(item.id) ?? [], references: item.references },
+    };
+  }
+
+  /** What did not fit: unparseable frontmatter, values outside the schema, duplicate ids. */
+  diagnostics(): { items: number; by_type: Record<string, number>; search_mode: SearchMode; files: Diagnostic[] } {
+    const byType: Record<string, number> = Object.fromEntries(ITEM_TYPES.map((t) => [t, 0]));
+    for (const item of this.items.values()) byType[item.type]++;
+    return { items: this.items.size, by_type: byType, search_mode: 'bm25', files: this.fileDiagnostics };
+  }
+}
+
+function summarize(item: BacklogItem): ItemSummary {
+  return { id: item.id, type: item.type, title: item.title, status: item.status, parent_id: item.parent_id, path: item.path, tags: item.tags, updated_at: item.updated_at };
+}
+
+export { BacklogError };

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { BacklogError } from '../errors.js';
+import { ITEM_TYPES } from '../storage/types.js';
+
+/** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
+const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
+  z
+    .union([item, z.array(item)])
+    .transform((v) => (Array.isArray(v) ? v : String(v).split(',')).map((s) => String(s).trim()).filter(Boolean) as z.infer<T>[]);
+
+const typeValue = z.enum(ITEM_TYPES);
+
+/** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
+export const filterShape = {
+  types: oneOrMany(z.string()).pipe(z.array(typeValue)).optional().describe('task, epic, resource'),
+  status: oneOrMany(z.string()).optional().describe('open, in_progress, blocked, done, cancelled (or any status used in the backlog)'),
+  parent_id: oneOrMany(z.string()).optional().describe('items under these ids, at any depth, and the items themselves'),
+  tags: oneOrMany(z.string()).optional().describe('any of these tags'),
+  author: oneOrMany(z.string()).optional().describe('any of these authors'),
+  path: oneOrMany(z.string()).optional().describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
+  folder: oneOrMany(z.string()).optional().describe('folders relative to the root; everything beneath matches'),
+  file_type: oneOrMany(z.string()).optional().describe('extensions without the dot: md, json, yaml'),
+};
+
+export const SEARCH_MODES = ['hybrid', 'bm25', 'semantic'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+/** The options of `searchUnified`: the one schema the CLI, MCP tools and HTTP API all validate with. */
+export const searchOptionsSchema = z
+  .object({
+    query: z.string().describe('words to search for; an id such as TASK-0042 returns that item first'),
+    ...filterShape,
+    sort: z.enum(['relevant', 'recent']).default('relevant'),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).default(0),
+    mode: z.enum(SEARCH_MODES).optional().describe('hybrid (default when embeddings are on), bm25, semantic'),
+    conjunctive: z.boolean().default(false).describe('every query word must match'),
+    include_content: z.boolean().default(false).describe('add each item\'s full content'),
+    include_scores: z.boolean().default(false).describe('add the score of each result'),
+  })
+  .strict();
+
+export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
+export type SearchOptions = z.output<typeof searchOptionsSchema>;
+
+export const listOptionsSchema = z
+  .object({
+    ...filterShape,
+    sort: z.enum(['recent', 'id']).default('recent'),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict();
+
+export type ListOptionsInput = z.input<typeof listOptionsSchema>;
+export type ListOptions = z.output<typeof listOptionsSchema>;
+
+export const MAX_QUERY_CHARS = 2000;
+
+/** The closest known option to an unknown one, for "did you mean" hints. */
+export function closestOption(name: string, known: string[]): string | undefined {
+  const aliases: Record<string, string> = { q: 'query', text: 'query', top_k: 'limit', max_results: 'limit', k: 'limit', type: 'types', tag: 'tags', statuses: 'status', parent: 'parent_id', skip: 'offset' };
+  if (aliases[name] && known.includes(aliases[name])) return aliases[name];
+  const lower = name.toLowerCase();
+  return known.find((k) => k.startsWith(lower) || lower.startsWith(k));
+}
+
+/** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
+export function toBacklogError(error: z.ZodError, known: string[]): BacklogError {
+  const issue = error.issues[0];
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const guess = closestOption(key, known);
+    return new BacklogError('INVALID_FILTER', `Unknown option "${key}"`, guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`, { field: key });
+  }
+  const field = String(issue.path[0] ?? 'options');
+  if (field === 'query') return new BacklogError('INVALID_QUERY', `query: ${issue.message}`, 'Pass the words to search for as a string.', { field });
+  return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field), { field });
+}
+
+function hintFor(field: string): string {
+  switch (field) {
+    case 'types':
+      return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
+    case 'limit':
+      return 'Pass limit as an integer from 1 to 100.';
+    case 'offset':
+      return 'Pass offset as an integer >= 0 (use next_offset from the previous page).';
+    case 'sort':
+      return 'Use sort "relevant" or "recent".';
+    case 'mode':
+      return `Use mode ${SEARCH_MODES.join(', ')}.`;
+    default:
+      return `Check the value of "${field}".`;
+  }
+}

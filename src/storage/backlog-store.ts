@@ -1,0 +1,116 @@
+import { open, readdir, readFile, rename, stat, unlink, writeFile, mkdir } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
+import type { BacklogItem, Diagnostic } from './types.js';
+import { idKey } from '../search/tokenizer.js';
+
+/** Files larger than this are reported and not indexed. */
+export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+
+export interface LoadResult {
+  items: BacklogItem[];
+  diagnostics: Diagnostic[];
+  /** Files looked at (text files under the root). */
+  files: number;
+}
+
+/** Hidden folders (`.cache`, `.git`) and `node_modules` are never part of the backlog. */
+export function isIgnoredPath(relPath: string): boolean {
+  return relPath.split('/').some((part) => part.startsWith('.') || part === 'node_modules');
+}
+
+export function toRelative(root: string, absolute: string): string {
+  return relative(root, absolute).split(sep).join('/');
+}
+
+/** Every text file under `root`, as paths relative to it, sorted. */
+export async function listTextFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  async function walk(dir: string): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    for (const entry of entries) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const abs = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(abs);
+      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) out.push(toRelative(root, abs));
+    }
+  }
+  await walk(root);
+  return out.sort();
+}
+
+/** Reads and parses one file; unreadable, binary or oversized files become diagnostics. */
+export async function loadFile(root: string, relPath: string): Promise<{ item: BacklogItem | null; diagnostics: Diagnostic[] }> {
+  const abs = join(root, relPath);
+  try {
+    const st = await stat(abs);
+    if (st.size > MAX_FILE_BYTES) {
+      return { item: null, diagnostics: [{ level: 'warning', path: relPath, line: null, code: 'file_too_large', message: `${st.size} bytes is over the ${MAX_FILE_BYTES}-byte limit; not indexed` }] };
+    }
+    const buf = await readFile(abs);
+    if (buf.subarray(0, 8192).includes(0)) {
+      return { item: null, diagnostics: [{ level: 'warning', path: relPath, line: null, code: 'binary_file', message: 'looks binary (NUL bytes); not indexed' }] };
+    }
+    return parseFile({ path: relPath, size: st.size, mtime_ms: st.mtimeMs }, buf.toString('utf8'));
+  } catch (err) {
+    return { item: null, diagnostics: [{ level: 'error', path: relPath, line: null, code: 'unreadable', message: (err as Error).message }] };
+  }
+}
+
+/** Loads the whole backlog. Duplicate ids are reported; the later file stays searchable under its path. */
+export async function loadBacklog(root: string, onProgress?: (done: number, total: number) => void): Promise<LoadResult> {
+  const paths = await listTextFiles(root);
+  const items: BacklogItem[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const loaded = await mapLimit(paths, 32, (p) => loadFile(root, p), onProgress);
+  const seen = new Map<string, string>();
+  for (const { item, diagnostics: d } of loaded) {
+    diagnostics.push(...d);
+    if (!item) continue;
+    const key = idKey(item.id);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      diagnostics.push({ level: 'warning', path: item.path, line: null, code: 'duplicate_id', message: `id ${item.id} is already used by ${first}; this file is addressed as ${resourceUri(item.path)}` });
+      item.id = resourceUri(item.path);
+    } else {
+      seen.set(key, item.path);
+    }
+    items.push(item);
+  }
+  return { items, diagnostics, files: paths.length };
+}
+
+async function mapLimit<T, R>(inputs: T[], limit: number, fn: (x: T) => Promise<R>, onProgress?: (done: number, total: number) => void): Promise<R[]> {
+  const out = new Array<R>(inputs.length);
+  let next = 0;
+  let done = 0;
+  async function worker(): Promise<void> {
+    while (next < inputs.length) {
+      const i = next++;
+      out[i] = await fn(inputs[i]);
+      onProgress?.(++done, inputs.length);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, inputs.length) }, worker));
+  return out;
+}
+
+/** Writes a file atomically: a temporary file in the same folder, fsync, then rename over the target. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, data);
+    const fh = await open(tmp, 'r+');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+}
