@@ -18,7 +18,7 @@ export interface SearchSettings {
   b: Record<TextField, number>;
 }
 
-/** Defaults chosen on SciFact and the judged demo fixture; docs/search.md has the measurements. */
+/** Textbook BM25 parameters (k1 1.2, b 0.75 on the body) and title > tags > author > body; docs/search.md has their measured effect. */
 export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   tokenizer: {},
   fieldWeights: { title: 2, tags: 1.5, author: 1.2, body: 1, extra: 0.5 },

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { isBacklogError, BacklogError } from '../errors.js';
+import { openBacklog } from '../service/open-backlog.js';
+import type { BacklogService } from '../service/backlog-service.js';
+import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
+import { createProgress } from './progress.js';
+import { formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
+import { loadBeir } from '../eval/beir.js';
+import { formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
+
+interface GlobalOptions {
+  dir?: string;
+}
+
+/** `--dir`, else BACKLOG_DIR, else ./backlog; the demo backlog when none of those exists and none was asked for. */
+async function resolveDir(explicit: string | undefined): Promise<string> {
+  const asked = explicit ?? process.env.BACKLOG_DIR;
+  if (asked) return resolve(asked);
+  const local = resolve('backlog');
+  if ((await stat(local).catch(() => null))?.isDirectory()) return local;
+  process.stderr.write(`No ./backlog folder here; using the built-in demo backlog (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`);
+  return DEMO_BACKLOG_DIR;
+}
+
+async function open(cmd: Command, progress = false): Promise<BacklogService> {
+  const { dir } = cmd.optsWithGlobals<GlobalOptions>();
+  const bar = progress ? createProgress() : undefined;
+  const service = await openBacklog({ dir: await resolveDir(dir), onProgress: bar?.update });
+  bar?.stop();
+  return service;
+}
+
+function filterOptions(cmd: Command): Command {
+  return cmd
+    .option('-t, --type <types>', 'task, epic, resource (comma-separated)')
+    .option('-s, --status <statuses>', 'statuses (comma-separated)')
+    .option('-p, --parent <ids>', 'items under these ids, at any depth')
+    .option('--tag <tags>', 'any of these tags')
+    .option('--author <authors>', 'any of these authors')
+    .option('--path <globs>', 'file paths or globs relative to the backlog root')
+    .option('--folder <folders>', 'folders relative to the backlog root')
+    .option('--file-type <exts>', 'extensions without the dot');
+}
+
+function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const map: Record<string, string> = { type: 'types', status: 'status', parent: 'parent_id', tag: 'tags', author: 'author', path: 'path', folder: 'folder', fileType: 'file_type' };
+  for (const [from, to] of Object.entries(map)) if (o[from] !== undefined) out[to] = o[from];
+  return out;
+}
+
+function print(json: boolean, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('backlog-search')
+    .description('Search a backlog of markdown tasks, epics and documents.')
+    .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
+    .showHelpAfterError();
+
+  filterOptions(program.command('search').description('search the backlog').argument('<query...>', 'words to search for'))
+    .addOption(new Option('--sort <order>', 'relevant or recent').choices(['relevant', 'recent']).default('relevant'))
+    .option('-n, --limit <n>', 'results per page (1-100)', '10')
+    .option('--offset <n>', 'skip this many results', '0')
+    .option('--all-words', 'every word must match (conjunctive)')
+    .option('--content', 'include full content')
+    .option('--scores', 'include scores')
+    .option('--json', 'print JSON')
+    .action(async (words: string[], o, cmd: Command) => {
+      const service = await open(cmd);
+      const res = service.searchUnified(words.join(' '), {
+        ...filtersFrom(o),
+        sort: o.sort,
+        limit: o.limit,
+        offset: o.offset,
+        conjunctive: Boolean(o.allWords),
+        include_content: Boolean(o.content),
+        include_scores: Boolean(o.scores),
+      });
+      print(o.json, res, () => formatSearch(res));
+    });
+
+  program
+    .command('get')
+    .description('show items by id, resource URI or path')
+    .argument('<ids...>')
+    .option('--json', 'print JSON')
+    .action(async (ids: string[], o, cmd: Command) => {
+      const service = await open(cmd);
+      const entries = service.get(ids);
+      print(o.json, entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries, () => formatGet(entries));
+      if (entries.every((e) => e.status === 'error')) process.exitCode = 2;
+    });
+
+  filterOptions(program.command('list').description('list items matching filters, most recent first'))
+    .option('-n, --limit <n>', 'items per page', '50')
+    .option('--json', 'print JSON')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd);
+      const res = service.list({ ...filtersFrom(o), limit: o.limit });
+      print(o.json, res, () => formatList(res));
+    });
+
+  program
+    .command('index')
+    .description('read every file and rebuild the index, with progress')
+    .action(async (_o, cmd: Command) => {
+      const started = performance.now();
+      const service = await open(cmd, true);
+      const d = service.diagnostics();
+      process.stdout.write(`Indexed ${d.items} items (${Object.entries(d.by_type).map(([k, v]) => `${v} ${k}`).join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`);
+    });
+
+  program
+    .command('diagnostics')
+    .description('report files that did not fit the schema')
+    .option('--json', 'print JSON')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd);
+      const d = service.diagnostics();
+      print(o.json, d, () => formatDiagnostics(d));
+    });
+
+  program
+    .command('eval')
+    .description('evaluate ranking on a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
+    .argument('<dir>')
+    .option('--split <split>', 'qrels split', 'test')
+    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['bm25', 'semantic', 'hybrid']).default('bm25'))
+    .option('--json', 'print one JSON object')
+    .action(async (dir: string, o) => {
+      const dataset = await loadBeir(resolve(dir), o.split);
+      if (o.mode !== 'bm25') process.stderr.write(`mode ${o.mode} needs embeddings, which are not available yet; running bm25\n`);
+      const report = await runEval(dataset, oramaServiceRetriever());
+      const out = { ...report, mode: 'bm25' };
+      print(o.json, out, () => formatReport(report, 'bm25'));
+    });
+
+  return program;
+}
+
+export async function main(argv = process.argv): Promise<void> {
+  const program = buildProgram();
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const e = isBacklogError(err) ? err : new BacklogError('INTERNAL', (err as Error).message ?? String(err), 'This is a bug; please report it with the command you ran.');
+    if (json) process.stdout.write(`${JSON.stringify({ status: 'error', error: e.toJSON() }, null, 2)}\n`);
+    else process.stderr.write(`error ${e.code}: ${e.message}\nhint: ${e.hint}\n`);
+    process.exitCode = e.code === 'INTERNAL' ? 1 : 2;
+  }
+}
+
+await main();
