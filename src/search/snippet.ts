@@ -15,8 +15,52 @@ export const SNIPPET_CHARS = 120;
 
 /** Markdown to one line of plain text: formatting, links and code fences removed, whitespace collapsed. */
 export function toPlainText(markdown: string): string {
-  const text = removeMarkdown(markdown.replace(/```[^\n]*\n/g, '\n'), { gfm: true, useImgAltText: true });
+  const text = removeMarkdown(markdown.replace(/^\s*(```|~~~).*$/gm, ''), { gfm: true, useImgAltText: true });
   return text.replace(/\s+/g, ' ').trim();
+}
+
+interface Match {
+  start: number;
+  end: number;
+  terms: string[];
+}
+
+/** Characters of a query term searched for verbatim to find where it may occur. */
+const PROBE_CHARS = 4;
+const REGION_CHARS = 48;
+
+/**
+ * Runs of `text` whose terms are query terms. Tokenizing a long body for every result is the cost of
+ * a snippet, so only regions around a cheap verbatim probe (the first characters of each term, which
+ * the inflected word almost always starts with) are tokenized.
+ */
+export function findMatches(text: string, analyzer: TextAnalyzer, queryTerms: ReadonlySet<string>): Match[] {
+  if (queryTerms.size === 0) return [];
+  const lower = text.toLowerCase();
+  const probes = new Set([...queryTerms].map((t) => t.slice(0, PROBE_CHARS)));
+  const regions: [number, number][] = [];
+  for (const probe of probes) {
+    for (let at = lower.indexOf(probe); at >= 0; at = lower.indexOf(probe, at + probe.length)) {
+      regions.push([Math.max(0, at - REGION_CHARS), Math.min(text.length, at + probe.length + REGION_CHARS)]);
+    }
+  }
+  regions.sort((a, b) => a[0] - b[0]);
+  const matches: Match[] = [];
+  let covered = 0;
+  for (const [from, to] of regions) {
+    if (to <= covered) continue;
+    // Widen to whitespace so no word is cut; start where the previous region stopped.
+    let a = Math.max(from, covered);
+    while (a > covered && !/\s/.test(text[a - 1])) a--;
+    let b = to;
+    while (b < text.length && !/\s/.test(text[b])) b++;
+    for (const run of analyzer.runs(text.slice(a, b))) {
+      const terms = run.terms.filter((t) => queryTerms.has(t));
+      if (terms.length) matches.push({ start: a + run.start, end: a + run.end, terms });
+    }
+    covered = b;
+  }
+  return matches;
 }
 
 /**
@@ -24,10 +68,7 @@ export function toPlainText(markdown: string): string {
  * words. Deterministic: the same input gives the same snippet.
  */
 export function bestWindow(text: string, analyzer: TextAnalyzer, queryTerms: ReadonlySet<string>, width = SNIPPET_CHARS): { text: string; hits: number } {
-  const matches = analyzer
-    .runs(text)
-    .filter((run) => run.terms.some((t) => queryTerms.has(t)))
-    .map((run) => ({ start: run.start, end: run.end, terms: run.terms.filter((t) => queryTerms.has(t)) }));
+  const matches = findMatches(text, analyzer, queryTerms);
   let bestStart = 0;
   let bestHits = 0;
   for (let i = 0; i < matches.length; i++) {
@@ -56,7 +97,7 @@ export function bestWindow(text: string, analyzer: TextAnalyzer, queryTerms: Rea
 }
 
 /**
- * The snippet of one result: the best window of the body when the body matched, else of another
+ * The snippet of one result (`fields.body` already plain text, see toPlainText): the best window of the body when the body matched, else of another
  * matched field (tags, author, ...), else the start of the body (the title is shown anyway), else the title.
  */
 export function buildSnippet(
@@ -65,7 +106,7 @@ export function buildSnippet(
   queryTerms: ReadonlySet<string>,
   matchedFields: TextField[],
 ): Snippet {
-  const body = toPlainText(fields.body ?? '');
+  const body = fields.body ?? '';
   const candidates: [TextField, string][] = [['body', body]];
   for (const f of matchedFields) if (f !== 'body' && f !== 'title' && fields[f]) candidates.push([f, fields[f]!.replace(/\s+/g, ' ').trim()]);
   for (const [field, text] of candidates) {

@@ -67,6 +67,7 @@ export class TextAnalyzer {
   readonly settings: TokenizerSettings;
   private readonly stopWordSet: Set<string>;
   private readonly cache = new Map<string, string>();
+  private readonly runCache = new Map<string, string[]>();
 
   constructor(settings: Partial<TokenizerSettings> = {}) {
     this.settings = { ...DEFAULT_TOKENIZER_SETTINGS, ...settings };
@@ -114,7 +115,7 @@ export class TextAnalyzer {
     for (const m of text.matchAll(RUN)) {
       const start = m.index ?? 0;
       const end = start + m[0].length;
-      const terms = m[1] !== undefined ? this.idTerms(m[1], m[2], forQuery) : this.compoundTerms(m[0], forQuery);
+      const terms = m[1] !== undefined ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
       if (terms.length > 0) out.push({ start, end, terms });
     }
     return out;
@@ -128,6 +129,18 @@ export class TextAnalyzer {
     const p = this.normalizeWord(prefix);
     if (p) terms.push(p);
     for (const n of numbers.split('.')) terms.push(String(Number.parseInt(n, 10)));
+    return terms;
+  }
+
+  /** Runs repeat (the same words over and over), so their terms are cached like single words. */
+  private cachedCompoundTerms(run: string, forQuery: boolean): string[] {
+    const key = forQuery ? `?${run}` : run;
+    let terms = this.runCache.get(key);
+    if (terms === undefined) {
+      terms = this.compoundTerms(run, forQuery);
+      if (this.runCache.size >= CACHE_LIMIT) this.runCache.clear();
+      this.runCache.set(key, terms);
+    }
     return terms;
   }
 
