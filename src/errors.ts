@@ -1,11 +1,6 @@
 /** Every failure the library reports carries one of these codes (also used by the MCP and HTTP surfaces). */
 export type ErrorCode =
-  | 'INVALID_QUERY'
-  | 'INVALID_FILTER'
-  | 'QUERY_SYNTAX'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'INTERNAL';
+  'INVALID_QUERY' | 'INVALID_FILTER' | 'QUERY_SYNTAX' | 'NOT_FOUND' | 'CONFLICT' | 'INTERNAL';
 
 /** The one error class the library throws: a machine-readable `code`, a `message` and a `hint`. */
 export class BacklogError extends Error {

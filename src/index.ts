@@ -7,6 +7,12 @@ export {
   type ItemSummary,
   type GetEntry,
   type ItemMetadata,
+  type BacklogChange,
+  type CreateInput,
+  type UpdateInput,
+  type DeleteInput,
+  type WriteResourceInput,
+  type WriteResult,
 } from './service/backlog-service.js';
 export {
   searchOptionsSchema,
@@ -16,7 +22,11 @@ export {
   type ListOptionsInput,
   type SearchMode,
 } from './service/options.js';
-export { OramaSearchService, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './search/orama-search-service.js';
+export {
+  OramaSearchService,
+  DEFAULT_SEARCH_SETTINGS,
+  type SearchSettings,
+} from './search/orama-search-service.js';
 export { TextAnalyzer, type TokenizerSettings } from './search/tokenizer.js';
 export type { SearchDocument, SearchFilters, SearchRequest, SearchHit, TextField } from './search/types.js';
 export type { Snippet } from './search/snippet.js';

@@ -7,9 +7,12 @@ import { DEMO_DIR, tempBacklog } from './helpers.js';
 
 /** Files that do not fit the schema, added to a copy of the demo backlog. */
 const EXTRA_FILES: Record<string, string> = {
-  'tasks/TASK-0900-broken-yaml.md': '---\nid: TASK-0900\ntitle: Broken frontmatter\nassignee: @someone\ntags: [unclosed\n---\nThe zeppelin hangar doors jam.\n',
-  'tasks/task-912 - Backlog style task.md': '---\nid: task-912\ntitle: Imported from Backlog.md\nstatus: To Do\nlabels: [imported, legacy]\ncustomer: Globex Corporation\n---\nMigrate the kumquat importer.\n',
-  'tasks/TASK-0001-zz-duplicate.md': '---\nid: TASK-0001\ntitle: A second TASK-0001\ntype: task\nstatus: open\n---\nDuplicate marmalade.\n',
+  'tasks/TASK-0900-broken-yaml.md':
+    '---\nid: TASK-0900\ntitle: Broken frontmatter\nassignee: @someone\ntags: [unclosed\n---\nThe zeppelin hangar doors jam.\n',
+  'tasks/task-912 - Backlog style task.md':
+    '---\nid: task-912\ntitle: Imported from Backlog.md\nstatus: To Do\nlabels: [imported, legacy]\ncustomer: Globex Corporation\n---\nMigrate the kumquat importer.\n',
+  'tasks/TASK-0001-zz-duplicate.md':
+    '---\nid: TASK-0001\ntitle: A second TASK-0001\ntype: task\nstatus: open\n---\nDuplicate marmalade.\n',
   'resources/notes/no-frontmatter.md': '# Heading Title Here\n\nSome walrus notes.\n',
   'resources/notes/plain.txt': 'Plain text about a narwhal.\n',
   '.hidden/secret.md': '# Hidden\n\nplatypus\n',
@@ -67,7 +70,12 @@ describe('reading the backlog', () => {
 
   it('titles resources from frontmatter, else the first H1, else the file name', () => {
     expect(service.get('mcp://backlog/resources/notes/no-frontmatter.md').title).toBe('Heading Title Here');
-    expect(service.get('resources/notes/plain.txt')).toMatchObject({ title: 'plain', type: 'resource', file_type: 'txt', folder: 'resources/notes' });
+    expect(service.get('resources/notes/plain.txt')).toMatchObject({
+      title: 'plain',
+      type: 'resource',
+      file_type: 'txt',
+      folder: 'resources/notes',
+    });
     expect(service.get('mcp://backlog/resources/adr/0001-crdt-for-note-sync.md').title).toMatch(/CRDT/i);
   });
 

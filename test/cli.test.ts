@@ -28,7 +28,10 @@ describe('CLI', () => {
 
   it('BACKLOG_DIR selects the folder', async () => {
     const res = await runCli(['get', 'TASK-0004', '--json'], { BACKLOG_DIR: dir });
-    expect(JSON.parse(res.stdout)).toMatchObject({ id: 'TASK-0004', path: 'tasks/TASK-0004-locked-out-after-failed-sign-in.md' });
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      id: 'TASK-0004',
+      path: 'tasks/TASK-0004-locked-out-after-failed-sign-in.md',
+    });
   });
 
   it('get shows items and per-id errors', async () => {
@@ -46,7 +49,10 @@ describe('CLI', () => {
     expect(res.stderr).toMatch(/^error INVALID_FILTER: status/m);
     expect(res.stderr).toMatch(/^hint: /m);
     const json = await runCli(['--dir', dir, 'search', 'sync', '--type', 'story', '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'error', error: { code: 'INVALID_FILTER', field: 'types' } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      status: 'error',
+      error: { code: 'INVALID_FILTER', field: 'types' },
+    });
     const missing = await runCli(['--dir', '/nonexistent/backlog', 'search', 'x']);
     expect(missing.stderr).toMatch(/NOT_FOUND/);
   });

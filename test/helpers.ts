@@ -22,10 +22,17 @@ export function cliArgs(args: string[]): [string, string[]] {
 }
 
 /** Runs the CLI to completion; never throws on a non-zero exit. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const [cmd, argv] = cliArgs(args);
   try {
-    const { stdout, stderr } = await promisify(execFile)(cmd, argv, { cwd: ROOT, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await promisify(execFile)(cmd, argv, {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -25,8 +25,14 @@ describe('judged queries on the demo backlog', () => {
     expect(judged.length).toBeGreaterThanOrEqual(20);
   });
 
-  it.each(judged.map((j) => [`${j.query} ${j.options ? JSON.stringify(j.options) : ''}`.trim(), j] as const))('%s', (_name, j) => {
-    const top = service.searchUnified(j.query, { ...j.options, limit: Math.max(10, j.within) }).results.map((r) => r.id).slice(0, j.within);
-    for (const id of j.expect) expect(top, j.why).toContain(id);
-  });
+  it.each(judged.map((j) => [`${j.query} ${j.options ? JSON.stringify(j.options) : ''}`.trim(), j] as const))(
+    '%s',
+    (_name, j) => {
+      const top = service
+        .searchUnified(j.query, { ...j.options, limit: Math.max(10, j.within) })
+        .results.map((r) => r.id)
+        .slice(0, j.within);
+      for (const id of j.expect) expect(top, j.why).toContain(id);
+    },
+  );
 });

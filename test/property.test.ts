@@ -12,7 +12,10 @@ beforeAll(async () => {
 const queryText = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.string({ unit: 'grapheme', maxLength: 100 }),
-  fc.string({ unit: fc.constantFrom(...'"*()-:ANDORNOT _%+\\/.[]{}^~!?\'`#@$&|<>'.split('')), maxLength: 60 }),
+  fc.string({
+    unit: fc.constantFrom(...'"*()-:ANDORNOT _%+\\/.[]{}^~!?\'`#@$&|<>'.split('')),
+    maxLength: 60,
+  }),
   fc.string({ unit: 'binary', minLength: 1990, maxLength: 2600 }),
 );
 

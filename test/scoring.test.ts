@@ -16,10 +16,26 @@ function setup(docs: Record<number, { title: string[]; body: string[] }>) {
   const size = Math.max(...Object.keys(docs).map(Number)) + 1;
   const scratch = new ScoreScratch();
   scratch.ensure(size);
-  const run = (terms: string[], opts: Partial<{ weights: number[]; conjunctive: boolean; filter: Set<number> }> = {}) => {
+  const run = (
+    terms: string[],
+    opts: Partial<{ weights: number[]; conjunctive: boolean; filter: Set<number> }> = {},
+  ) => {
     const b = [0.5, 0.75];
     const norms = new LengthNorms().get(fields, b, size, 1);
-    const out = scoreBm25f(fields, norms, groups(...terms), { weights: opts.weights ?? [2, 1], b, k1: 1.2, docCount: Object.keys(docs).length, conjunctive: opts.conjunctive ?? false, filter: opts.filter }, scratch);
+    const out = scoreBm25f(
+      fields,
+      norms,
+      groups(...terms),
+      {
+        weights: opts.weights ?? [2, 1],
+        b,
+        k1: 1.2,
+        docCount: Object.keys(docs).length,
+        conjunctive: opts.conjunctive ?? false,
+        filter: opts.filter,
+      },
+      scratch,
+    );
     return new Map(out.docs.map((d, i) => [d, { score: out.scores[i], mask: out.fieldMasks[i] }]));
   };
   return { run, title, body };

@@ -40,13 +40,20 @@ describe('searchUnified: result shape', () => {
     expect(res.took_ms).toBeGreaterThanOrEqual(0);
     expect(res.results).toHaveLength(3);
     const top = res.results[0];
-    expect(top).toMatchObject({ id: 'TASK-0001', type: 'task', parent_id: 'EPIC-0001', path: 'tasks/TASK-0001-login-rate-limit.md' });
+    expect(top).toMatchObject({
+      id: 'TASK-0001',
+      type: 'task',
+      parent_id: 'EPIC-0001',
+      path: 'tasks/TASK-0001-login-rate-limit.md',
+    });
     expect(top.snippet.text.length).toBeGreaterThan(20);
     expect(top.snippet.text.length).toBeLessThanOrEqual(125);
     expect(top.matched_fields).toEqual(expect.arrayContaining(['title', 'body']));
     expect(top.score).toBeGreaterThan(res.results[1].score!);
     expect(top.content).toBeUndefined();
-    expect(search('rate limit', { include_content: true, limit: 1 }).results[0].content).toContain('rate-limit');
+    expect(search('rate limit', { include_content: true, limit: 1 }).results[0].content).toContain(
+      'rate-limit',
+    );
   });
 
   it('pages with limit and offset and says where the next page starts', () => {
@@ -143,7 +150,8 @@ describe('searchUnified: sort and id routing', () => {
   });
 
   it('an id query returns that item first, in any spelling', () => {
-    for (const q of ['TASK-0012', 'task-12', 'task 12', 'TASK 0012', ' task-0012 ']) expect(ids(q)[0]).toBe('TASK-0012');
+    for (const q of ['TASK-0012', 'task-12', 'task 12', 'TASK 0012', ' task-0012 '])
+      expect(ids(q)[0]).toBe('TASK-0012');
     expect(ids('EPIC-0003')[0]).toBe('EPIC-0003');
   });
 
@@ -211,13 +219,19 @@ describe('list, get, getMetadata', () => {
 
 describe('applyFile / removeFile keep the index in step with the files', () => {
   it('adds, changes, re-parents and removes', async () => {
-    await writeFile(join(dir, 'tasks/TASK-0950-new.md'), '---\nid: TASK-0950\ntitle: Quokka exporter\ntype: task\nstatus: open\nparent_id: EPIC-0002\n---\nExport quokka data.\n');
+    await writeFile(
+      join(dir, 'tasks/TASK-0950-new.md'),
+      '---\nid: TASK-0950\ntitle: Quokka exporter\ntype: task\nstatus: open\nparent_id: EPIC-0002\n---\nExport quokka data.\n',
+    );
     await service.applyFile('tasks/TASK-0950-new.md');
     expect(ids('quokka')).toEqual(['TASK-0950']);
     expect(ids('quokka', { parent_id: 'EPIC-0002' })).toEqual(['TASK-0950']);
 
     const text = await readFile(join(dir, 'tasks/TASK-0950-new.md'), 'utf8');
-    await writeFile(join(dir, 'tasks/TASK-0950-new.md'), text.replace('EPIC-0002', 'EPIC-0003').replace('Quokka', 'Wombat'));
+    await writeFile(
+      join(dir, 'tasks/TASK-0950-new.md'),
+      text.replace('EPIC-0002', 'EPIC-0003').replace('Quokka', 'Wombat'),
+    );
     await service.applyFile('tasks/TASK-0950-new.md');
     expect(ids('quokka')).toEqual(['TASK-0950']); // still in the body
     expect(ids('wombat')).toEqual(['TASK-0950']);
@@ -225,10 +239,13 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
     expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(['TASK-0950']);
 
     // Moving a parent moves its descendants in parent_id filters too.
-    const sub = '---\nid: TASK-0951\ntitle: Quokka subtask\ntype: task\nstatus: open\nparent_id: TASK-0950\n---\nbody\n';
+    const sub =
+      '---\nid: TASK-0951\ntitle: Quokka subtask\ntype: task\nstatus: open\nparent_id: TASK-0950\n---\nbody\n';
     await writeFile(join(dir, 'tasks/TASK-0951-sub.md'), sub);
     await service.applyFile('tasks/TASK-0951-sub.md');
-    expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(expect.arrayContaining(['TASK-0950', 'TASK-0951']));
+    expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(
+      expect.arrayContaining(['TASK-0950', 'TASK-0951']),
+    );
 
     await rename(join(dir, 'tasks/TASK-0950-new.md'), join(dir, 'tasks/TASK-0950-renamed.md'));
     service.removeFile('tasks/TASK-0950-new.md');

@@ -7,7 +7,11 @@ const terms = (q: string) => new Set(analyzer.queryTerms(q));
 
 describe('snippets', () => {
   it('turns markdown into one line of plain text', () => {
-    expect(toPlainText('## Context\n\nSee **bold** and [the link](http://x.y)\n\n- item\n```ts\nconst a = 1;\n```')).toBe('Context See bold and the link item const a = 1;');
+    expect(
+      toPlainText(
+        '## Context\n\nSee **bold** and [the link](http://x.y)\n\n- item\n```ts\nconst a = 1;\n```',
+      ),
+    ).toBe('Context See bold and the link item const a = 1;');
   });
 
   it('centres the window on the densest cluster of query terms', () => {
@@ -28,13 +32,19 @@ describe('snippets', () => {
   });
 
   it('uses the body when it matched, another matched field otherwise, else the start of the body', () => {
-    const fields = { title: 'Login page', body: 'The form shows an error. '.repeat(10), tags: 'auth, security' };
+    const fields = {
+      title: 'Login page',
+      body: 'The form shows an error. '.repeat(10),
+      tags: 'auth, security',
+    };
     expect(buildSnippet(fields, analyzer, terms('error'), ['body']).field).toBe('body');
     const byTag = buildSnippet(fields, analyzer, terms('security'), ['tags']);
     expect(byTag).toMatchObject({ field: 'tags', text: 'auth, security', matched_fields: ['tags'] });
     const byTitle = buildSnippet(fields, analyzer, terms('login'), ['title']);
     expect(byTitle.field).toBe('body');
     expect(byTitle.text.startsWith('The form shows')).toBe(true);
-    expect(buildSnippet({ title: 'Only a title', body: '' }, analyzer, terms('title'), ['title'])).toMatchObject({ field: 'title', text: 'Only a title' });
+    expect(
+      buildSnippet({ title: 'Only a title', body: '' }, analyzer, terms('title'), ['title']),
+    ).toMatchObject({ field: 'title', text: 'Only a title' });
   });
 });

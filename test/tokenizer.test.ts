@@ -45,7 +45,14 @@ describe('TextAnalyzer', () => {
   });
 
   it('treats syntax characters as separators, never as errors', () => {
-    expect(analyzer.queryTerms('50% C++ (a_b) "quoted" *star*')).toEqual(['50', 'c', 'a', 'b', 'quot', 'star']);
+    expect(analyzer.queryTerms('50% C++ (a_b) "quoted" *star*')).toEqual([
+      '50',
+      'c',
+      'a',
+      'b',
+      'quot',
+      'star',
+    ]);
     expect(analyzer.queryTerms('')).toEqual([]);
     expect(analyzer.queryTerms('!!! ??? ...')).toEqual([]);
   });

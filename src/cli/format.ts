@@ -2,7 +2,9 @@ import type { BacklogService, GetEntry, ListResponse, SearchResponse } from '../
 
 /** Human output: one line per hit, its snippet under it. */
 export function formatSearch(res: SearchResponse): string {
-  const lines = [`${res.total} result${res.total === 1 ? '' : 's'} for "${res.query}" (${res.search_mode}, ${res.took_ms} ms)`];
+  const lines = [
+    `${res.total} result${res.total === 1 ? '' : 's'} for "${res.query}" (${res.search_mode}, ${res.took_ms} ms)`,
+  ];
   for (const w of res.warnings ?? []) lines.push(`warning: ${w}`);
   for (const r of res.results) {
     const kind = r.status ? `${r.type}/${r.status}` : r.type;
@@ -15,9 +17,12 @@ export function formatSearch(res: SearchResponse): string {
 }
 
 export function formatList(res: ListResponse): string {
-  const counts = Object.entries(res.counts_by_status).map(([k, v]) => `${k}: ${v}`).join(', ');
+  const counts = Object.entries(res.counts_by_status)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
   const lines = [`${res.total} items (${counts})`];
-  for (const r of res.results) lines.push(`${r.id}  [${r.status ? `${r.type}/${r.status}` : r.type}]  ${r.title}`);
+  for (const r of res.results)
+    lines.push(`${r.id}  [${r.status ? `${r.type}/${r.status}` : r.type}]  ${r.title}`);
   return lines.join('\n');
 }
 
@@ -26,18 +31,32 @@ export function formatGet(entries: GetEntry[]): string {
     .map((e) => {
       if (e.status === 'error') return `${e.id}: ${e.error.code} ${e.error.message}\nhint: ${e.error.hint}`;
       const i = e.item;
-      const meta = [`type: ${i.type}`, i.status && `status: ${i.status}`, i.parent_id && `parent: ${i.parent_id}`, i.tags.length && `tags: ${i.tags.join(', ')}`, `path: ${i.path}`].filter(Boolean).join(' | ');
+      const meta = [
+        `type: ${i.type}`,
+        i.status && `status: ${i.status}`,
+        i.parent_id && `parent: ${i.parent_id}`,
+        i.tags.length && `tags: ${i.tags.join(', ')}`,
+        `path: ${i.path}`,
+      ]
+        .filter(Boolean)
+        .join(' | ');
       return `# ${i.title}\n${i.id} | ${meta}\n\n${i.body.trim()}`;
     })
     .join('\n\n---\n\n');
 }
 
 export function formatDiagnostics(d: ReturnType<BacklogService['diagnostics']>): string {
-  const lines = [`${d.items} items (${Object.entries(d.by_type).map(([k, v]) => `${v} ${k}`).join(', ')}), search mode ${d.search_mode}`];
+  const lines = [
+    `${d.items} items (${Object.entries(d.by_type)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}), search mode ${d.search_mode}`,
+  ];
   if (d.files.length === 0) lines.push('No problems found.');
   const byCode = new Map<string, number>();
   for (const f of d.files) byCode.set(f.code, (byCode.get(f.code) ?? 0) + 1);
-  if (byCode.size) lines.push(`${d.files.length} diagnostics: ${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')}`);
-  for (const f of d.files) lines.push(`${f.level} ${f.path}${f.line ? `:${f.line}` : ''} ${f.code}: ${f.message}`);
+  if (byCode.size)
+    lines.push(`${d.files.length} diagnostics: ${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  for (const f of d.files)
+    lines.push(`${f.level} ${f.path}${f.line ? `:${f.line}` : ''} ${f.code}: ${f.message}`);
   return lines.join('\n');
 }

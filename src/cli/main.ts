@@ -21,7 +21,9 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
   if (asked) return resolve(asked);
   const local = resolve('backlog');
   if ((await stat(local).catch(() => null))?.isDirectory()) return local;
-  process.stderr.write(`No ./backlog folder here; using the built-in demo backlog (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`);
+  process.stderr.write(
+    `No ./backlog folder here; using the built-in demo backlog (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`,
+  );
   return DEMO_BACKLOG_DIR;
 }
 
@@ -47,7 +49,16 @@ function filterOptions(cmd: Command): Command {
 
 function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const map: Record<string, string> = { type: 'types', status: 'status', parent: 'parent_id', tag: 'tags', author: 'author', path: 'path', folder: 'folder', fileType: 'file_type' };
+  const map: Record<string, string> = {
+    type: 'types',
+    status: 'status',
+    parent: 'parent_id',
+    tag: 'tags',
+    author: 'author',
+    path: 'path',
+    folder: 'folder',
+    fileType: 'file_type',
+  };
   for (const [from, to] of Object.entries(map)) if (o[from] !== undefined) out[to] = o[from];
   return out;
 }
@@ -62,8 +73,12 @@ export function buildProgram(): Command {
     .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
     .showHelpAfterError();
 
-  filterOptions(program.command('search').description('search the backlog').argument('<query...>', 'words to search for'))
-    .addOption(new Option('--sort <order>', 'relevant or recent').choices(['relevant', 'recent']).default('relevant'))
+  filterOptions(
+    program.command('search').description('search the backlog').argument('<query...>', 'words to search for'),
+  )
+    .addOption(
+      new Option('--sort <order>', 'relevant or recent').choices(['relevant', 'recent']).default('relevant'),
+    )
     .option('-n, --limit <n>', 'results per page (1-100)', '10')
     .option('--offset <n>', 'skip this many results', '0')
     .option('--all-words', 'every word must match (conjunctive)')
@@ -92,7 +107,9 @@ export function buildProgram(): Command {
     .action(async (ids: string[], o, cmd: Command) => {
       const service = await open(cmd);
       const entries = service.get(ids);
-      print(o.json, entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries, () => formatGet(entries));
+      print(o.json, entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries, () =>
+        formatGet(entries),
+      );
       if (entries.every((e) => e.status === 'error')) process.exitCode = 2;
     });
 
@@ -112,7 +129,11 @@ export function buildProgram(): Command {
       const started = performance.now();
       const service = await open(cmd, true);
       const d = service.diagnostics();
-      process.stdout.write(`Indexed ${d.items} items (${Object.entries(d.by_type).map(([k, v]) => `${v} ${k}`).join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`);
+      process.stdout.write(
+        `Indexed ${d.items} items (${Object.entries(d.by_type)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`,
+      );
     });
 
   program
@@ -130,14 +151,89 @@ export function buildProgram(): Command {
     .description('evaluate ranking on a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
     .argument('<dir>')
     .option('--split <split>', 'qrels split', 'test')
-    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['bm25', 'semantic', 'hybrid']).default('bm25'))
+    .addOption(
+      new Option('--mode <mode>', 'retrieval mode').choices(['bm25', 'semantic', 'hybrid']).default('bm25'),
+    )
     .option('--json', 'print one JSON object')
     .action(async (dir: string, o) => {
       const dataset = await loadBeir(resolve(dir), o.split);
-      if (o.mode !== 'bm25') process.stderr.write(`mode ${o.mode} needs embeddings, which are not available yet; running bm25\n`);
+      if (o.mode !== 'bm25')
+        process.stderr.write(`mode ${o.mode} needs embeddings, which are not available yet; running bm25\n`);
       const report = await runEval(dataset, oramaServiceRetriever());
       const out = { ...report, mode: 'bm25' };
       print(o.json, out, () => formatReport(report, 'bm25'));
+    });
+
+  program
+    .command('mcp')
+    .description('serve the backlog to an MCP client over stdio (stdout carries the protocol)')
+    .action(async (_o, cmd: Command) => {
+      const service = await open(cmd);
+      const { runStdioServer } = await import('../mcp/stdio.js');
+      process.stderr.write(`backlog-search: MCP over stdio for ${service.dir} (${service.size} items)\n`);
+      await runStdioServer(service);
+    });
+
+  program
+    .command('serve')
+    .description('serve MCP over Streamable HTTP at /mcp (and GET /health)')
+    .option('--port <n>', 'port (0 picks a free one)', '3030')
+    .option('--host <host>', 'interface to bind; 127.0.0.1 keeps it on this machine', '127.0.0.1')
+    .option(
+      '--allow-host <names>',
+      'extra Host header names to accept, comma-separated (DNS-rebinding guard)',
+    )
+    .option(
+      '--allow-origin <origins>',
+      'extra browser origins to accept, comma-separated, e.g. https://app.example.com',
+    )
+    .action(async (o, cmd: Command) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new BacklogError(
+          'INVALID_FILTER',
+          `--port ${o.port} is not a port number`,
+          'Pass an integer from 0 to 65535 (0 picks a free port).',
+          { field: 'port' },
+        );
+      const service = await open(cmd);
+      const { startHttpServer } = await import('../http/server.js');
+      const list = (v: unknown) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined;
+      const running = await startHttpServer({
+        service,
+        host: o.host,
+        port,
+        allowedHosts: list(o.allowHost),
+        allowedOrigins: list(o.allowOrigin),
+      }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE')
+          throw new BacklogError(
+            'CONFLICT',
+            `${o.host}:${port} is already in use`,
+            'Pass another --port (0 picks a free one), or stop the other server.',
+            { field: 'port' },
+          );
+        throw err;
+      });
+      process.stderr.write(
+        `backlog-search: serving ${service.dir} (${service.size} items) at ${running.url}\nMCP (Streamable HTTP): ${running.url}/mcp\n`,
+      );
+      if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
+        process.stderr.write(
+          `note: bound to ${o.host}, but only localhost Host headers are accepted; add --allow-host <name> for the names clients use.\n`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await running.close();
     });
 
   return program;
@@ -149,7 +245,13 @@ export async function main(argv = process.argv): Promise<void> {
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    const e = isBacklogError(err) ? err : new BacklogError('INTERNAL', (err as Error).message ?? String(err), 'This is a bug; please report it with the command you ran.');
+    const e = isBacklogError(err)
+      ? err
+      : new BacklogError(
+          'INTERNAL',
+          (err as Error).message ?? String(err),
+          'This is a bug; please report it with the command you ran.',
+        );
     if (json) process.stdout.write(`${JSON.stringify({ status: 'error', error: e.toJSON() }, null, 2)}\n`);
     else process.stderr.write(`error ${e.code}: ${e.message}\nhint: ${e.hint}\n`);
     process.exitCode = e.code === 'INTERNAL' ? 1 : 2;

@@ -1,7 +1,10 @@
 import cliProgress from 'cli-progress';
 
 /** A progress bar on stderr (count, rate, ETA) for reading and indexing; silent when stderr is not a terminal. */
-export function createProgress(): { update: (phase: string, done: number, total: number) => void; stop: () => void } {
+export function createProgress(): {
+  update: (phase: string, done: number, total: number) => void;
+  stop: () => void;
+} {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,

@@ -13,7 +13,10 @@ export function folderChain(folder: string): string[] {
 }
 
 export function normalizeFolder(folder: string): string {
-  return folder.replace(/\\/g, '/').replace(/^\.?\/+/, '').replace(/\/+$/, '');
+  return folder
+    .replace(/\\/g, '/')
+    .replace(/^\.?\/+/, '')
+    .replace(/\/+$/, '');
 }
 
 const lower = (values: string[]) => values.map((v) => v.toLowerCase());
@@ -29,7 +32,8 @@ export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<st
   if (filters.parent_id?.length) where.lineage = { containsAny: filters.parent_id.map(idKey) };
   if (filters.tags?.length) where.tag_keys = { containsAny: lower(filters.tags) };
   if (filters.author?.length) where.author_key = { in: lower(filters.author) };
-  if (filters.file_type?.length) where.file_type = { in: lower(filters.file_type.map((t) => t.replace(/^\./, ''))) };
+  if (filters.file_type?.length)
+    where.file_type = { in: lower(filters.file_type.map((t) => t.replace(/^\./, ''))) };
   if (filters.folder?.length) where.folders = { containsAny: filters.folder.map(normalizeFolder) };
   if (filters.path?.length) {
     const patterns = filters.path.map(normalizeFolder);

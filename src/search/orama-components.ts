@@ -83,7 +83,14 @@ export function runBm25f(
     state.fields,
     norms,
     groups,
-    { weights: state.fieldNames.map((f) => config.weights[f] ?? 1), b, k1: config.k1, docCount, conjunctive, filter },
+    {
+      weights: state.fieldNames.map((f) => config.weights[f] ?? 1),
+      b,
+      k1: config.k1,
+      docCount,
+      conjunctive,
+      filter,
+    },
     state.scratch,
   );
 }
@@ -92,8 +99,13 @@ export function runBm25f(
  * The index component. `textFields` are scored with BM25F; every other schema property goes to
  * Orama's default implementation untouched.
  */
-export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], config: Bm25fConfig): IIndex<OramaIndexStore> {
-  const isText = (store: OramaIndexStore, prop: string) => (store as Bm25fIndexStore).bm25f.fieldNames.includes(prop);
+export function createBm25fIndex(
+  analyzer: TextAnalyzer,
+  textFields: string[],
+  config: Bm25fConfig,
+): IIndex<OramaIndexStore> {
+  const isText = (store: OramaIndexStore, prop: string) =>
+    (store as Bm25fIndexStore).bm25f.fieldNames.includes(prop);
   const field = (store: OramaIndexStore, prop: string) => {
     const s = (store as Bm25fIndexStore).bm25f;
     return s.fields[s.fieldNames.indexOf(prop)];
@@ -108,9 +120,33 @@ export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], c
       return store;
     },
 
-    insert(implementation: unknown, store: OramaIndexStore, prop: string, id: unknown, internalId: number, value: unknown, schemaType: never, language: never, tokenizer: Tokenizer, docsCount: number, options: never) {
+    insert(
+      implementation: unknown,
+      store: OramaIndexStore,
+      prop: string,
+      id: unknown,
+      internalId: number,
+      value: unknown,
+      schemaType: never,
+      language: never,
+      tokenizer: Tokenizer,
+      docsCount: number,
+      options: never,
+    ) {
       if (!isText(store, prop)) {
-        return defaultIndex.insert(implementation as never, store, prop, id as never, internalId as never, value as never, schemaType, language, tokenizer, docsCount, options);
+        return defaultIndex.insert(
+          implementation as never,
+          store,
+          prop,
+          id as never,
+          internalId as never,
+          value as never,
+          schemaType,
+          language,
+          tokenizer,
+          docsCount,
+          options,
+        );
       }
       const created = field(store, prop).add(internalId, analyzer.indexTerms(String(value ?? '')));
       const node = store.indexes[prop].node as { insert(word: string, docId: number): void };
@@ -118,9 +154,31 @@ export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], c
       (store as Bm25fIndexStore).bm25f.version++;
     },
 
-    remove(implementation: unknown, store: OramaIndexStore, prop: string, id: unknown, internalId: number, value: unknown, schemaType: never, language: never, tokenizer: Tokenizer, docsCount: number) {
+    remove(
+      implementation: unknown,
+      store: OramaIndexStore,
+      prop: string,
+      id: unknown,
+      internalId: number,
+      value: unknown,
+      schemaType: never,
+      language: never,
+      tokenizer: Tokenizer,
+      docsCount: number,
+    ) {
       if (!isText(store, prop)) {
-        return defaultIndex.remove(implementation as never, store, prop, id as never, internalId as never, value as never, schemaType, language, tokenizer, docsCount);
+        return defaultIndex.remove(
+          implementation as never,
+          store,
+          prop,
+          id as never,
+          internalId as never,
+          value as never,
+          schemaType,
+          language,
+          tokenizer,
+          docsCount,
+        );
       }
       const node = store.indexes[prop].node as { removeWord(word: string): boolean };
       for (const term of field(store, prop).remove(internalId)) node.removeWord(term);
@@ -129,11 +187,32 @@ export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], c
     },
 
     // Orama's own `search(db, { term })` also ranks with BM25F, so a plain Orama call agrees with the service.
-    search(store: OramaIndexStore, term: string, _tokenizer: Tokenizer, _language: unknown, properties: string[], _exact: boolean, _tolerance: number, boost: Record<string, number>, _relevance: unknown, docsCount: number, whereFiltersIDs: Set<number> | undefined, threshold = 1) {
+    search(
+      store: OramaIndexStore,
+      term: string,
+      _tokenizer: Tokenizer,
+      _language: unknown,
+      properties: string[],
+      _exact: boolean,
+      _tolerance: number,
+      boost: Record<string, number>,
+      _relevance: unknown,
+      docsCount: number,
+      whereFiltersIDs: Set<number> | undefined,
+      threshold = 1,
+    ) {
       const groups = analyzer.queryTerms(term).map((t) => ({ alternatives: [{ term: t, weight: 1 }] }));
       const weights: Record<string, number> = {};
-      for (const f of textFields) weights[f] = properties.includes(f) ? (boost[f] ?? 1) * (config.weights[f] ?? 1) : 0;
-      const scored = runBm25f(store as Bm25fIndexStore, groups, { ...config, weights }, docsCount, threshold === 0, whereFiltersIDs);
+      for (const f of textFields)
+        weights[f] = properties.includes(f) ? (boost[f] ?? 1) * (config.weights[f] ?? 1) : 0;
+      const scored = runBm25f(
+        store as Bm25fIndexStore,
+        groups,
+        { ...config, weights },
+        docsCount,
+        threshold === 0,
+        whereFiltersIDs,
+      );
       return scored.docs.map((d, i) => [d, scored.scores[i]] as [number, number]).sort((a, b) => b[1] - a[1]);
     },
 
@@ -152,7 +231,10 @@ export function createBm25fIndex(analyzer: TextAnalyzer, textFields: string[], c
     load(sharedStore: unknown, raw: Record<string, unknown>) {
       const store = defaultIndex.load(sharedStore as never, raw as never) as Bm25fIndexStore;
       const saved = raw.bm25f as { fieldNames: string[]; fields: SerializedFieldIndex[] };
-      store.bm25f = newState(saved.fieldNames, saved.fields.map((f) => FieldIndex.fromJSON(f)));
+      store.bm25f = newState(
+        saved.fieldNames,
+        saved.fields.map((f) => FieldIndex.fromJSON(f)),
+      );
       return store;
     },
   };

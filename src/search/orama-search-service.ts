@@ -1,11 +1,23 @@
 import { create, insert, remove, count, getByID, type AnyOrama } from '@orama/orama';
 import { BacklogError } from '../errors.js';
-import { createBm25fIndex, createOramaTokenizer, internalDocumentIDStore, runBm25f, type Bm25fIndexStore } from './orama-components.js';
+import {
+  createBm25fIndex,
+  createOramaTokenizer,
+  internalDocumentIDStore,
+  runBm25f,
+  type Bm25fIndexStore,
+} from './orama-components.js';
 import { buildWhere, folderChain } from './filters.js';
 import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
 
 export { idKey };
-import { TEXT_FIELDS, type SearchDocument, type SearchRequest, type SearchResponse, type TextField } from './types.js';
+import {
+  TEXT_FIELDS,
+  type SearchDocument,
+  type SearchRequest,
+  type SearchResponse,
+  type TextField,
+} from './types.js';
 
 export interface SearchSettings {
   /** Languages, stemming and stop-words; see TokenizerSettings. */
@@ -128,7 +140,10 @@ export class OramaSearchService {
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
-  async build(docs: Iterable<SearchDocument>, opts: { onProgress?: (done: number, total: number) => void } = {}): Promise<void> {
+  async build(
+    docs: Iterable<SearchDocument>,
+    opts: { onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<void> {
     this.reset();
     const all = [...docs];
     const batch = 500;
@@ -177,22 +192,42 @@ export class OramaSearchService {
   }
 
   private updatedMs(internalId: number): number {
-    return (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)?.updated_ms ?? 0;
+    return (
+      (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)
+        ?.updated_ms ?? 0
+    );
   }
 
   /** Ranked search. An empty query lists the filtered documents (most recent first). */
   search(req: SearchRequest): SearchResponse {
     const limit = req.limit ?? 20;
     const offset = req.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 0) throw new BacklogError('INVALID_FILTER', `limit: ${limit} is not a non-negative integer`, 'Pass limit between 1 and 100.', { field: 'limit' });
-    if (!Number.isInteger(offset) || offset < 0) throw new BacklogError('INVALID_FILTER', `offset: ${offset} is not a non-negative integer`, 'Pass offset >= 0.', { field: 'offset' });
+    if (!Number.isInteger(limit) || limit < 0)
+      throw new BacklogError(
+        'INVALID_FILTER',
+        `limit: ${limit} is not a non-negative integer`,
+        'Pass limit between 1 and 100.',
+        { field: 'limit' },
+      );
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new BacklogError(
+        'INVALID_FILTER',
+        `offset: ${offset} is not a non-negative integer`,
+        'Pass offset >= 0.',
+        { field: 'offset' },
+      );
 
     let filter: Set<number> | undefined;
     if (req.filters) {
       const where = buildWhere(req.filters, () => this.knownPaths());
       if (where === null) return { hits: [], total: 0 };
       if (Object.keys(where).length > 0) {
-        filter = this.db.index.searchByWhereClause(this.store, this.db.tokenizer, where as never, 'english') as Set<number>;
+        filter = this.db.index.searchByWhereClause(
+          this.store,
+          this.db.tokenizer,
+          where as never,
+          'english',
+        ) as Set<number>;
       }
     }
 

@@ -67,7 +67,12 @@ export function findMatches(text: string, analyzer: TextAnalyzer, queryTerms: Re
  * The window of `text` holding the most distinct query terms (ties: the earliest), widened to whole
  * words. Deterministic: the same input gives the same snippet.
  */
-export function bestWindow(text: string, analyzer: TextAnalyzer, queryTerms: ReadonlySet<string>, width = SNIPPET_CHARS): { text: string; hits: number } {
+export function bestWindow(
+  text: string,
+  analyzer: TextAnalyzer,
+  queryTerms: ReadonlySet<string>,
+  width = SNIPPET_CHARS,
+): { text: string; hits: number } {
   const matches = findMatches(text, analyzer, queryTerms);
   let bestStart = 0;
   let bestHits = 0;
@@ -93,7 +98,10 @@ export function bestWindow(text: string, analyzer: TextAnalyzer, queryTerms: Rea
     const space = text.lastIndexOf(' ', end);
     if (space > start + width / 2) end = space;
   }
-  return { text: `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`, hits: bestHits };
+  return {
+    text: `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`,
+    hits: bestHits,
+  };
 }
 
 /**
@@ -108,11 +116,18 @@ export function buildSnippet(
 ): Snippet {
   const body = fields.body ?? '';
   const candidates: [TextField, string][] = [['body', body]];
-  for (const f of matchedFields) if (f !== 'body' && f !== 'title' && fields[f]) candidates.push([f, fields[f]!.replace(/\s+/g, ' ').trim()]);
+  for (const f of matchedFields)
+    if (f !== 'body' && f !== 'title' && fields[f])
+      candidates.push([f, fields[f]!.replace(/\s+/g, ' ').trim()]);
   for (const [field, text] of candidates) {
     const win = bestWindow(text, analyzer, queryTerms);
     if (win.hits > 0) return { field, text: win.text, matched_fields: matchedFields };
   }
-  if (body) return { field: 'body', text: bestWindow(body, analyzer, new Set()).text, matched_fields: matchedFields };
-  return { field: 'title', text: (fields.title ?? '').slice(0, SNIPPET_CHARS), matched_fields: matchedFields };
+  if (body)
+    return { field: 'body', text: bestWindow(body, analyzer, new Set()).text, matched_fields: matchedFields };
+  return {
+    field: 'title',
+    text: (fields.title ?? '').slice(0, SNIPPET_CHARS),
+    matched_fields: matchedFields,
+  };
 }

@@ -115,7 +115,8 @@ export class TextAnalyzer {
     for (const m of text.matchAll(RUN)) {
       const start = m.index ?? 0;
       const end = start + m[0].length;
-      const terms = m[1] !== undefined ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
+      const terms =
+        m[1] !== undefined ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
       if (terms.length > 0) out.push({ start, end, terms });
     }
     return out;

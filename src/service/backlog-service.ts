@@ -1,9 +1,9 @@
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { OramaSearchService, idKey, type SearchSettings } from '../search/orama-search-service.js';
-import { buildSnippet, type Snippet } from '../search/snippet.js';
+import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
 import type { SearchDocument, SearchFilters, TextField } from '../search/types.js';
-import { loadBacklog } from '../storage/backlog-store.js';
-import { RESOURCE_URI_PREFIX } from '../storage/parse.js';
+import { loadBacklog, loadFile } from '../storage/backlog-store.js';
+import { RESOURCE_URI_PREFIX, resourceUri } from '../storage/parse.js';
 import { ITEM_TYPES, STATUSES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
 import {
   MAX_QUERY_CHARS,
@@ -12,9 +12,29 @@ import {
   toBacklogError,
   type ListOptionsInput,
   type SearchMode,
-  type SearchOptions,
   type SearchOptionsInput,
 } from './options.js';
+import {
+  createItem,
+  deleteItem,
+  updateItem,
+  writeResourceFile,
+  type CreateInput,
+  type DeleteInput,
+  type UpdateInput,
+  type WriteResourceInput,
+  type WriteResult,
+} from './writes.js';
+
+export type { CreateInput, DeleteInput, UpdateInput, WriteResourceInput, WriteResult } from './writes.js';
+
+/** One file applied to or removed from the index. */
+export interface BacklogChange {
+  kind: 'upsert' | 'remove';
+  /** Relative to the backlog root. */
+  path: string;
+  id: string;
+}
 
 export interface SearchResult {
   id: string;
@@ -101,6 +121,8 @@ export class BacklogService {
   private children = new Map<string, string[]>();
   private indexedAt = new Map<string, number>();
   private fileDiagnostics: Diagnostic[] = [];
+  /** Bodies as plain text for snippets, made on first use (markdown stripping is the slow part). */
+  private plainBodies = new Map<string, string>();
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
@@ -122,12 +144,89 @@ export class BacklogService {
 
   private setItems(items: BacklogItem[]): void {
     this.items = new Map(items.map((i) => [i.id, i]));
+    this.plainBodies.clear();
+    this.rebuildLinks();
+  }
+
+  /** Lookup maps and parent -> children links, derived from `items`. */
+  private rebuildLinks(): void {
+    const items = [...this.items.values()];
     this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
     this.byPath = new Map(items.map((i) => [i.path, i.id]));
     this.children = new Map();
     for (const item of items) {
       const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
       if (parent) this.children.set(parent, [...(this.children.get(parent) ?? []), item.id]);
+    }
+  }
+
+  /**
+   * Re-reads one file (path relative to the root) and updates the index before returning: added,
+   * changed, or gone. Descendants are re-indexed too when the item's place in the tree changed.
+   */
+  async applyFile(relPath: string): Promise<BacklogItem | null> {
+    const { item, diagnostics } = await loadFile(this.dir, relPath);
+    this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => d.path !== relPath), ...diagnostics];
+    const previous = this.byPath.get(relPath);
+    if (!item) {
+      if (previous) this.removeItem(previous);
+      if (previous) this.emitChange({ kind: 'remove', path: relPath, id: previous });
+      return null;
+    }
+    if (previous && previous !== item.id) this.removeItem(previous);
+    const owner = this.byKey.get(idKey(item.id));
+    if (owner && this.items.get(owner)?.path !== relPath) {
+      this.fileDiagnostics.push({
+        level: 'warning',
+        path: relPath,
+        line: null,
+        code: 'duplicate_id',
+        message: `id ${item.id} is already used by ${this.items.get(owner)?.path}; this file is addressed as ${resourceUri(relPath)}`,
+      });
+      item.id = resourceUri(relPath);
+    }
+    const before = this.items.get(item.id);
+    this.items.set(item.id, item);
+    this.plainBodies.delete(item.id);
+    this.rebuildLinks();
+    this.index.upsert(this.toSearchDocument(item));
+    this.indexedAt.set(item.id, Date.now());
+    if (!before || before.parent_id !== item.parent_id || before.id !== item.id)
+      this.reindexDescendants(item.id);
+    this.emitChange({ kind: 'upsert', path: relPath, id: item.id });
+    return item;
+  }
+
+  /** Forgets the file at `relPath` (deleted or renamed away). Returns whether an item was there. */
+  removeFile(relPath: string): boolean {
+    this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
+    const id = this.byPath.get(relPath);
+    if (!id) return false;
+    this.removeItem(id);
+    this.emitChange({ kind: 'remove', path: relPath, id });
+    return true;
+  }
+
+  private removeItem(id: string): void {
+    const kids = this.children.get(id) ?? [];
+    this.items.delete(id);
+    this.plainBodies.delete(id);
+    this.indexedAt.delete(id);
+    this.index.remove(id);
+    this.rebuildLinks();
+    for (const kid of kids) this.reindexDescendants(kid, true);
+  }
+
+  private reindexDescendants(id: string, includeSelf = false): void {
+    const queue = includeSelf ? [id] : [...(this.children.get(id) ?? [])];
+    const seen = new Set<string>();
+    while (queue.length) {
+      const next = queue.shift()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      const item = this.items.get(next);
+      if (item) this.index.upsert(this.toSearchDocument(item));
+      queue.push(...(this.children.get(next) ?? []));
     }
   }
 
@@ -171,6 +270,15 @@ export class BacklogService {
     };
   }
 
+  private plainBody(item: BacklogItem): string {
+    let plain = this.plainBodies.get(item.id);
+    if (plain === undefined) {
+      plain = toPlainText(item.body);
+      this.plainBodies.set(item.id, plain);
+    }
+    return plain;
+  }
+
   /** Number of items in the backlog. */
   get size(): number {
     return this.items.size;
@@ -183,13 +291,29 @@ export class BacklogService {
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
     const text = opts.query.trim();
-    if (!text) throw errors.invalidQuery('query is empty', 'Pass at least one word; use list() to browse without a query.');
-    if (text.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query is ${text.length} characters, over the ${MAX_QUERY_CHARS} limit`, 'Shorten the query to its key words.');
+    if (!text)
+      throw errors.invalidQuery(
+        'query is empty',
+        'Pass at least one word; use list() to browse without a query.',
+      );
+    if (text.length > MAX_QUERY_CHARS)
+      throw errors.invalidQuery(
+        `query is ${text.length} characters, over the ${MAX_QUERY_CHARS} limit`,
+        'Shorten the query to its key words.',
+      );
     this.checkFilterValues(opts);
 
     const warnings: string[] = [];
-    if (opts.mode && opts.mode !== 'bm25') warnings.push(`mode "${opts.mode}" needs embeddings, which are off; ran bm25`);
-    const found = this.index.search({ query: text, filters: this.filtersOf(opts), sort: opts.sort, limit: opts.limit, offset: opts.offset, conjunctive: opts.conjunctive });
+    if (opts.mode && opts.mode !== 'bm25')
+      warnings.push(`mode "${opts.mode}" needs embeddings, which are off; ran bm25`);
+    const found = this.index.search({
+      query: text,
+      filters: this.filtersOf(opts),
+      sort: opts.sort,
+      limit: opts.limit,
+      offset: opts.offset,
+      conjunctive: opts.conjunctive,
+    });
     const queryTerms = new Set(this.index.analyzer.queryTerms(text));
     const results = found.hits.map((hit) => {
       const item = this.items.get(hit.id)!;
@@ -200,7 +324,17 @@ export class BacklogService {
         status: item.status,
         parent_id: item.parent_id,
         path: item.path,
-        snippet: buildSnippet({ title: item.title, body: item.body, tags: item.tags.join(', '), author: item.author ?? '' }, this.index.analyzer, queryTerms, hit.matched_fields),
+        snippet: buildSnippet(
+          {
+            title: item.title,
+            body: this.plainBody(item),
+            tags: item.tags.join(', '),
+            author: item.author ?? '',
+          },
+          this.index.analyzer,
+          queryTerms,
+          hit.matched_fields,
+        ),
         matched_fields: hit.matched_fields,
       };
       if (opts.include_scores) result.score = Number(hit.score.toFixed(4));
@@ -238,10 +372,20 @@ export class BacklogService {
       const known = new Set<string>(STATUSES);
       for (const item of this.items.values()) if (item.status) known.add(item.status.toLowerCase());
       const bad = opts.status.find((s) => !known.has(s.toLowerCase()));
-      if (bad) throw errors.invalidFilter('status', `"${bad}" is not a status of this backlog`, `Use one of: ${[...known].join(', ')}.`);
+      if (bad)
+        throw errors.invalidFilter(
+          'status',
+          `"${bad}" is not a status of this backlog`,
+          `Use one of: ${[...known].join(', ')}.`,
+        );
     }
     for (const id of opts.parent_id ?? []) {
-      if (!this.byKey.has(idKey(id))) throw errors.invalidFilter('parent_id', `no item with id "${id}"`, 'Pass the id of an existing task or epic, e.g. EPIC-0001.');
+      if (!this.byKey.has(idKey(id)))
+        throw errors.invalidFilter(
+          'parent_id',
+          `no item with id "${id}"`,
+          'Pass the id of an existing task or epic, e.g. EPIC-0001.',
+        );
     }
   }
 
@@ -251,7 +395,11 @@ export class BacklogService {
     if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
     const opts = parsed.data;
     this.checkFilterValues(opts);
-    const found = this.index.search({ query: '', filters: this.filtersOf(opts), limit: Number.MAX_SAFE_INTEGER });
+    const found = this.index.search({
+      query: '',
+      filters: this.filtersOf(opts),
+      limit: Number.MAX_SAFE_INTEGER,
+    });
     let items = found.hits.map((h) => this.items.get(h.id)!);
     if (opts.sort === 'id') items = items.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
     const counts: Record<string, number> = {};
@@ -260,7 +408,11 @@ export class BacklogService {
       counts[key] = (counts[key] ?? 0) + 1;
     }
     const page = items.slice(opts.offset, opts.offset + opts.limit);
-    const response: ListResponse = { results: page.map(summarize), total: items.length, counts_by_status: counts };
+    const response: ListResponse = {
+      results: page.map(summarize),
+      total: items.length,
+      counts_by_status: counts,
+    };
     if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
     return response;
   }
@@ -271,7 +423,9 @@ export class BacklogService {
     if (this.items.has(r)) return r;
     const byKey = this.byKey.get(idKey(r));
     if (byKey) return byKey;
-    const path = r.startsWith(RESOURCE_URI_PREFIX) ? r.slice(RESOURCE_URI_PREFIX.length) : r.replace(/^\.?\//, '');
+    const path = r.startsWith(RESOURCE_URI_PREFIX)
+      ? r.slice(RESOURCE_URI_PREFIX.length)
+      : r.replace(/^\.?\//, '');
     return this.byPath.get(path);
   }
 
@@ -314,15 +468,74 @@ export class BacklogService {
   }
 
   /** What did not fit: unparseable frontmatter, values outside the schema, duplicate ids. */
-  diagnostics(): { items: number; by_type: Record<string, number>; search_mode: SearchMode; files: Diagnostic[] } {
+  diagnostics(): {
+    items: number;
+    by_type: Record<string, number>;
+    search_mode: SearchMode;
+    files: Diagnostic[];
+  } {
     const byType: Record<string, number> = Object.fromEntries(ITEM_TYPES.map((t) => [t, 0]));
     for (const item of this.items.values()) byType[item.type]++;
     return { items: this.items.size, by_type: byType, search_mode: 'bm25', files: this.fileDiagnostics };
   }
+
+  // ----- Writes (logic in ./writes.ts). Each validates strictly, writes atomically, and updates the index before resolving.
+
+  /** Creates a task or epic as `tasks/<ID>-<slug>.md` with the next free id. Throws INVALID_FILTER naming the field. */
+  create(input: CreateInput): Promise<WriteResult> {
+    return createItem(this, input);
+  }
+
+  /** Patches a task or epic: fields, status, body (replace, append, or old_string -> new_string). */
+  update(input: UpdateInput): Promise<WriteResult> {
+    return updateItem(this, input);
+  }
+
+  /** Deletes an item's file. A task or epic with children is refused (CONFLICT) unless `force`. */
+  delete(input: DeleteInput): Promise<WriteResult> {
+    return deleteItem(this, input);
+  }
+
+  /** Creates, overwrites, appends to, or edits (old_string -> new_string) a resource file inside the root. */
+  writeResource(input: WriteResourceInput): Promise<WriteResult> {
+    return writeResourceFile(this, input);
+  }
+
+  /** Every item id (tasks, epics, resource URIs). */
+  ids(): string[] {
+    return [...this.items.keys()];
+  }
+
+  /** Called after each file applied to or removed from the index; returns the unsubscribe function. */
+  onChange(listener: (change: BacklogChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changeListeners = new Set<(change: BacklogChange) => void>();
+
+  private emitChange(change: BacklogChange): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the index is already up to date.
+      }
+    }
+  }
 }
 
 function summarize(item: BacklogItem): ItemSummary {
-  return { id: item.id, type: item.type, title: item.title, status: item.status, parent_id: item.parent_id, path: item.path, tags: item.tags, updated_at: item.updated_at };
+  return {
+    id: item.id,
+    type: item.type,
+    title: item.title,
+    status: item.status,
+    parent_id: item.parent_id,
+    path: item.path,
+    tags: item.tags,
+    updated_at: item.updated_at,
+  };
 }
 
 export { BacklogError };

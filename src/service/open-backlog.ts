@@ -24,7 +24,12 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   const dir = resolve(options.dir ?? defaultBacklogDir());
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) {
-    throw new BacklogError('NOT_FOUND', `Backlog folder not found: ${dir}`, 'Pass --dir (or BACKLOG_DIR) pointing at a folder with tasks/ and resources/.', { dir });
+    throw new BacklogError(
+      'NOT_FOUND',
+      `Backlog folder not found: ${dir}`,
+      'Pass --dir (or BACKLOG_DIR) pointing at a folder with tasks/ and resources/.',
+      { dir },
+    );
   }
   const service = new BacklogService({ dir, search: options.search });
   await service.reload(options.onProgress);

@@ -3,22 +3,35 @@ import { BacklogError } from '../errors.js';
 import { ITEM_TYPES } from '../storage/types.js';
 
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
-const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
+export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
   z
     .union([item, z.array(item)])
-    .transform((v) => (Array.isArray(v) ? v : String(v).split(',')).map((s) => String(s).trim()).filter(Boolean) as z.infer<T>[]);
+    .transform(
+      (v) =>
+        (Array.isArray(v) ? v : String(v).split(','))
+          .map((s) => String(s).trim())
+          .filter(Boolean) as z.infer<T>[],
+    );
 
 const typeValue = z.enum(ITEM_TYPES);
 
 /** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
 export const filterShape = {
   types: oneOrMany(z.string()).pipe(z.array(typeValue)).optional().describe('task, epic, resource'),
-  status: oneOrMany(z.string()).optional().describe('open, in_progress, blocked, done, cancelled (or any status used in the backlog)'),
-  parent_id: oneOrMany(z.string()).optional().describe('items under these ids, at any depth, and the items themselves'),
+  status: oneOrMany(z.string())
+    .optional()
+    .describe('open, in_progress, blocked, done, cancelled (or any status used in the backlog)'),
+  parent_id: oneOrMany(z.string())
+    .optional()
+    .describe('items under these ids, at any depth, and the items themselves'),
   tags: oneOrMany(z.string()).optional().describe('any of these tags'),
   author: oneOrMany(z.string()).optional().describe('any of these authors'),
-  path: oneOrMany(z.string()).optional().describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
-  folder: oneOrMany(z.string()).optional().describe('folders relative to the root; everything beneath matches'),
+  path: oneOrMany(z.string())
+    .optional()
+    .describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
+  folder: oneOrMany(z.string())
+    .optional()
+    .describe('folders relative to the root; everything beneath matches'),
   file_type: oneOrMany(z.string()).optional().describe('extensions without the dot: md, json, yaml'),
 };
 
@@ -35,7 +48,7 @@ export const searchOptionsSchema = z
     offset: z.coerce.number().int().min(0).default(0),
     mode: z.enum(SEARCH_MODES).optional().describe('hybrid (default when embeddings are on), bm25, semantic'),
     conjunctive: z.boolean().default(false).describe('every query word must match'),
-    include_content: z.boolean().default(false).describe('add each item\'s full content'),
+    include_content: z.boolean().default(false).describe("add each item's full content"),
     include_scores: z.boolean().default(false).describe('add the score of each result'),
   })
   .strict();
@@ -57,12 +70,50 @@ export type ListOptions = z.output<typeof listOptionsSchema>;
 
 export const MAX_QUERY_CHARS = 2000;
 
+/** Names agents often guess for an option, and the option they mean (accepted as aliases by the MCP tools). */
+export const OPTION_ALIASES: Readonly<Record<string, string>> = {
+  q: 'query',
+  text: 'query',
+  top_k: 'limit',
+  max_results: 'limit',
+  k: 'limit',
+  type: 'types',
+  tag: 'tags',
+  statuses: 'status',
+  parent: 'parent_id',
+  skip: 'offset',
+};
+
 /** The closest known option to an unknown one, for "did you mean" hints. */
 export function closestOption(name: string, known: string[]): string | undefined {
-  const aliases: Record<string, string> = { q: 'query', text: 'query', top_k: 'limit', max_results: 'limit', k: 'limit', type: 'types', tag: 'tags', statuses: 'status', parent: 'parent_id', skip: 'offset' };
-  if (aliases[name] && known.includes(aliases[name])) return aliases[name];
+  const aliases = OPTION_ALIASES;
+  if (Object.hasOwn(aliases, name) && known.includes(aliases[name])) return aliases[name];
   const lower = name.toLowerCase();
-  return known.find((k) => k.startsWith(lower) || lower.startsWith(k));
+  const prefix = known.find((k) => k.startsWith(lower) || lower.startsWith(k));
+  if (prefix) return prefix;
+  // Typos: the known option within 2 edits (1 for short names), e.g. limt -> limit, stauts -> status.
+  let best: string | undefined;
+  let bestDistance = lower.length <= 4 ? 2 : 3;
+  for (const k of known) {
+    const d = editDistance(lower, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance, with adjacent transpositions counted as one edit. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
 }
 
 /** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
@@ -71,10 +122,21 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];
     const guess = closestOption(key, known);
-    return new BacklogError('INVALID_FILTER', `Unknown option "${key}"`, guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`, { field: key });
+    return new BacklogError(
+      'INVALID_FILTER',
+      `Unknown option "${key}"`,
+      guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
+      { field: key },
+    );
   }
   const field = String(issue.path[0] ?? 'options');
-  if (field === 'query') return new BacklogError('INVALID_QUERY', `query: ${issue.message}`, 'Pass the words to search for as a string.', { field });
+  if (field === 'query')
+    return new BacklogError(
+      'INVALID_QUERY',
+      `query: ${issue.message}`,
+      'Pass the words to search for as a string.',
+      { field },
+    );
   return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field), { field });
 }
 

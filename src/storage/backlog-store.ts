@@ -41,25 +41,58 @@ export async function listTextFiles(root: string): Promise<string[]> {
 }
 
 /** Reads and parses one file; unreadable, binary or oversized files become diagnostics. */
-export async function loadFile(root: string, relPath: string): Promise<{ item: BacklogItem | null; diagnostics: Diagnostic[] }> {
+export async function loadFile(
+  root: string,
+  relPath: string,
+): Promise<{ item: BacklogItem | null; diagnostics: Diagnostic[] }> {
   const abs = join(root, relPath);
   try {
     const st = await stat(abs);
     if (st.size > MAX_FILE_BYTES) {
-      return { item: null, diagnostics: [{ level: 'warning', path: relPath, line: null, code: 'file_too_large', message: `${st.size} bytes is over the ${MAX_FILE_BYTES}-byte limit; not indexed` }] };
+      return {
+        item: null,
+        diagnostics: [
+          {
+            level: 'warning',
+            path: relPath,
+            line: null,
+            code: 'file_too_large',
+            message: `${st.size} bytes is over the ${MAX_FILE_BYTES}-byte limit; not indexed`,
+          },
+        ],
+      };
     }
     const buf = await readFile(abs);
     if (buf.subarray(0, 8192).includes(0)) {
-      return { item: null, diagnostics: [{ level: 'warning', path: relPath, line: null, code: 'binary_file', message: 'looks binary (NUL bytes); not indexed' }] };
+      return {
+        item: null,
+        diagnostics: [
+          {
+            level: 'warning',
+            path: relPath,
+            line: null,
+            code: 'binary_file',
+            message: 'looks binary (NUL bytes); not indexed',
+          },
+        ],
+      };
     }
     return parseFile({ path: relPath, size: st.size, mtime_ms: st.mtimeMs }, buf.toString('utf8'));
   } catch (err) {
-    return { item: null, diagnostics: [{ level: 'error', path: relPath, line: null, code: 'unreadable', message: (err as Error).message }] };
+    return {
+      item: null,
+      diagnostics: [
+        { level: 'error', path: relPath, line: null, code: 'unreadable', message: (err as Error).message },
+      ],
+    };
   }
 }
 
 /** Loads the whole backlog. Duplicate ids are reported; the later file stays searchable under its path. */
-export async function loadBacklog(root: string, onProgress?: (done: number, total: number) => void): Promise<LoadResult> {
+export async function loadBacklog(
+  root: string,
+  onProgress?: (done: number, total: number) => void,
+): Promise<LoadResult> {
   const paths = await listTextFiles(root);
   const items: BacklogItem[] = [];
   const diagnostics: Diagnostic[] = [];
@@ -71,7 +104,13 @@ export async function loadBacklog(root: string, onProgress?: (done: number, tota
     const key = idKey(item.id);
     const first = seen.get(key);
     if (first !== undefined) {
-      diagnostics.push({ level: 'warning', path: item.path, line: null, code: 'duplicate_id', message: `id ${item.id} is already used by ${first}; this file is addressed as ${resourceUri(item.path)}` });
+      diagnostics.push({
+        level: 'warning',
+        path: item.path,
+        line: null,
+        code: 'duplicate_id',
+        message: `id ${item.id} is already used by ${first}; this file is addressed as ${resourceUri(item.path)}`,
+      });
       item.id = resourceUri(item.path);
     } else {
       seen.set(key, item.path);
@@ -81,7 +120,12 @@ export async function loadBacklog(root: string, onProgress?: (done: number, tota
   return { items, diagnostics, files: paths.length };
 }
 
-async function mapLimit<T, R>(inputs: T[], limit: number, fn: (x: T) => Promise<R>, onProgress?: (done: number, total: number) => void): Promise<R[]> {
+async function mapLimit<T, R>(
+  inputs: T[],
+  limit: number,
+  fn: (x: T) => Promise<R>,
+  onProgress?: (done: number, total: number) => void,
+): Promise<R[]> {
   const out = new Array<R>(inputs.length);
   let next = 0;
   let done = 0;

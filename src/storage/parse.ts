@@ -4,8 +4,30 @@ import type { BacklogItem, Diagnostic, ItemType } from './types.js';
 
 /** Extensions read as text resources; anything else under the root is ignored. */
 export const TEXT_EXTENSIONS = new Set([
-  'md', 'mdx', 'markdown', 'txt', 'text', 'json', 'jsonc', 'yaml', 'yml', 'toml', 'csv', 'tsv', 'rst',
-  'adoc', 'org', 'html', 'htm', 'xml', 'ini', 'cfg', 'conf', 'log', 'sql', 'sh',
+  'md',
+  'mdx',
+  'markdown',
+  'txt',
+  'text',
+  'json',
+  'jsonc',
+  'yaml',
+  'yml',
+  'toml',
+  'csv',
+  'tsv',
+  'rst',
+  'adoc',
+  'org',
+  'html',
+  'htm',
+  'xml',
+  'ini',
+  'cfg',
+  'conf',
+  'log',
+  'sql',
+  'sh',
 ]);
 const FRONTMATTER_EXTENSIONS = new Set(['md', 'mdx', 'markdown']);
 export const RESOURCE_URI_PREFIX = 'mcp://backlog/';
@@ -50,7 +72,12 @@ function asList(value: unknown): string[] {
   if (value === null || value === undefined || value === '') return [];
   if (Array.isArray(value)) return value.map(asText).filter((v): v is string => v !== null);
   const text = asText(value);
-  return text ? text.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  return text
+    ? text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 }
 
 function pick(fm: Record<string, unknown>, field: string): unknown {
@@ -81,7 +108,16 @@ function yamlErrorLine(err: unknown): number | null {
   return typeof mark?.line === 'number' ? mark.line + 2 : null;
 }
 
-const KNOWN_FIELDS = new Set(['id', 'title', 'type', 'status', 'author', 'assignee', 'priority', ...Object.values(FIELD_ALIASES).flat()]);
+const KNOWN_FIELDS = new Set([
+  'id',
+  'title',
+  'type',
+  'status',
+  'author',
+  'assignee',
+  'priority',
+  ...Object.values(FIELD_ALIASES).flat(),
+]);
 
 /**
  * Parses one file. Lenient: values outside our schema are kept as written and flagged; only a file
@@ -91,8 +127,12 @@ export function parseFile(facts: FileFacts, text: string): ParseResult {
   const diagnostics: Diagnostic[] = [];
   const { path } = facts;
   const type = fileType(path);
-  const flag = (code: string, message: string, level: Diagnostic['level'] = 'warning', line: number | null = null) =>
-    diagnostics.push({ level, path, line, code, message });
+  const flag = (
+    code: string,
+    message: string,
+    level: Diagnostic['level'] = 'warning',
+    line: number | null = null,
+  ) => diagnostics.push({ level, path, line, code, message });
 
   let fm: Record<string, unknown> = {};
   let body = text;
@@ -105,14 +145,20 @@ export function parseFile(facts: FileFacts, text: string): ParseResult {
     } catch (err) {
       // The file stays searchable: its frontmatter is read line by line (`key: value`), nothing else.
       const reason = (err as { reason?: string }).reason ?? (err as Error).message.split('\n')[0];
-      flag('frontmatter_unparseable', `frontmatter is not valid YAML (${reason}); indexed from a line-by-line reading, file left as written`, 'error', yamlErrorLine(err));
+      flag(
+        'frontmatter_unparseable',
+        `frontmatter is not valid YAML (${reason}); indexed from a line-by-line reading, file left as written`,
+        'error',
+        yamlErrorLine(err),
+      );
       ({ fm, body } = readFrontmatterLines(text));
     }
   }
 
   const isTask = isTaskPath(path);
   const folder = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
-  const title = asText(fm.title) ?? (FRONTMATTER_EXTENSIONS.has(type) ? firstHeading(body) : null) ?? baseName(path);
+  const title =
+    asText(fm.title) ?? (FRONTMATTER_EXTENSIONS.has(type) ? firstHeading(body) : null) ?? baseName(path);
   let id: string;
   let itemType: ItemType = 'resource';
   if (isTask) {
@@ -174,7 +220,8 @@ function readFrontmatterLines(text: string): { fm: Record<string, unknown>; body
 function checkTaskSchema(fm: Record<string, unknown>, flag: (code: string, message: string) => void): void {
   // Dates come from YAML as Date objects; compare them as the ISO text we would write.
   const normalized: Record<string, unknown> = { ...fm };
-  for (const key of ['created_at', 'updated_at']) if (fm[key] instanceof Date) normalized[key] = asText(fm[key]);
+  for (const key of ['created_at', 'updated_at'])
+    if (fm[key] instanceof Date) normalized[key] = asText(fm[key]);
   const result = taskFrontmatterSchema.safeParse(normalized);
   if (result.success) return;
   for (const issue of result.error.issues) {
