@@ -7,7 +7,13 @@ import {
   runBm25f,
   type Bm25fIndexStore,
 } from './orama-components.js';
+import { boundedLevenshtein } from '@orama/orama/internals';
+import type { radix } from '@orama/orama/trees';
+import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { buildWhere, folderChain } from './filters.js';
+import { evaluateQuery, type QueryContext } from './query-eval.js';
+import { parseRawQuery } from './query-parser.js';
+import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
 
 export { idKey };
@@ -95,6 +101,20 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
   return out;
+}
+
+/** Bit mask of text fields (bit i = TEXT_FIELDS[i]), as the scorer reports matched fields. */
+function fieldBits(fields: TextField[]): number {
+  return fields.reduce((mask, f) => mask | (1 << TEXT_FIELDS.indexOf(f)), 0);
+}
+
+/** Whether `needle` occurs in `haystack` as a contiguous run. */
+export function containsSequence(haystack: string[], needle: string[]): boolean {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
 }
 
 /**
@@ -198,6 +218,87 @@ export class OramaSearchService {
     );
   }
 
+  private score(groups: QueryTermGroup[], conjunctive: boolean, filter: Set<number> | undefined) {
+    const { k1, b, fieldWeights } = this.settings;
+    return runBm25f(this.store, groups, { k1, b, weights: fieldWeights }, this.size, conjunctive, filter);
+  }
+
+  /** Fields in which a word that begins an indexed word counts (tags and author names). */
+  private readonly partialFields = fieldBits(['tags', 'author']);
+
+  private vocabulary(): Vocabulary {
+    const state = this.store.bm25f;
+    const trees = TEXT_FIELDS.map((f) => this.store.indexes[f].node as radix.RadixTree);
+    const inFields = (mask: number | undefined) =>
+      TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
+    return {
+      has: (term) => state.fields.some((f) => f.postings.has(term)),
+      docFreq: (term) => Math.max(0, ...state.fields.map((f) => f.postings.get(term)?.docs.length ?? 0)),
+      startingWith: (prefix, mask) => {
+        const words = new Set<string>();
+        for (const i of inFields(mask))
+          for (const w of Object.keys(trees[i].find({ term: prefix, exact: false }))) words.add(w);
+        return [...words];
+      },
+      withinOneEdit: (term) => {
+        const words = new Set<string>();
+        for (const tree of trees) {
+          for (const w of Object.keys(tree.find({ term, exact: false, tolerance: 1 }))) {
+            // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
+            if (
+              w !== term &&
+              Math.abs(w.length - term.length) <= 1 &&
+              boundedLevenshtein(term, w, 1).isBounded
+            )
+              words.add(w);
+          }
+        }
+        return [...words];
+      },
+    };
+  }
+
+  private queryContext(filter: Set<number> | undefined): QueryContext {
+    const vocab = this.vocabulary();
+    const inFilter = (ids: Iterable<number>) => (filter ? [...ids].filter((d) => filter.has(d)) : [...ids]);
+    return {
+      sequence: (text) => this.analyzer.sequence(text),
+      fieldMask: (field) =>
+        field === undefined ? undefined : fieldBits([field === 'tags' ? 'tags' : (field as TextField)]),
+      termGroup: (term, fields) => termGroup(term, undefined, fields, this.partialFields, vocab),
+      prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
+      score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
+      phraseFilter: (candidates, terms, fields) => {
+        const keep = new Set<number>();
+        const allowed = TEXT_FIELDS.filter((_, i) => fields === undefined || (fields & (1 << i)) !== 0);
+        for (const d of candidates) {
+          const doc = this.db.documentsStore.get(this.db.data.docs, d as never) as
+            IndexedDocument | undefined;
+          if (doc && allowed.some((f) => containsSequence(this.analyzer.sequence(doc[f]), terms)))
+            keep.add(d);
+        }
+        return keep;
+      },
+      docsWithValue: (field, value) => {
+        const where =
+          field === 'status'
+            ? { status_key: { in: [value.toLowerCase()] } }
+            : { type: { in: [value.toLowerCase()] } };
+        return new Set(
+          inFilter(
+            this.db.index.searchByWhereClause(
+              this.store,
+              this.db.tokenizer,
+              where as never,
+              'english',
+            ) as Set<number>,
+          ),
+        );
+      },
+      universe: () => inFilter(filter ?? this.allInternalIds()),
+    };
+  }
+
   /** Ranked search. An empty query lists the filtered documents (most recent first). */
   search(req: SearchRequest): SearchResponse {
     const limit = req.limit ?? 20;
@@ -239,17 +340,18 @@ export class OramaSearchService {
       docs = filter ? [...filter] : this.allInternalIds();
       scores = docs.map(() => 0);
       masks = docs.map(() => 0);
+    } else if (req.matchMode === 'raw') {
+      const matches =
+        evaluateQuery(parseRawQuery(query), this.queryContext(filter), req.conjunctive ?? false) ?? new Map();
+      docs = [...matches.keys()];
+      scores = docs.map((d) => matches.get(d)!.score);
+      masks = docs.map((d) => matches.get(d)!.mask);
     } else {
-      const groups = this.analyzer.queryTerms(query).map((term) => ({ alternatives: [{ term, weight: 1 }] }));
-      const scored = runBm25f(
-        this.store,
-        groups,
-        { k1: this.settings.k1, b: this.settings.b, weights: this.settings.fieldWeights },
-        this.size,
-        req.conjunctive ?? false,
-        filter,
-      );
-      ({ docs, scores, fieldMasks: masks } = scored);
+      const vocab = this.vocabulary();
+      const groups = this.analyzer
+        .queryWords(query)
+        .map(({ term, surface }) => termGroup(term, surface, undefined, this.partialFields, vocab));
+      ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
     }
 
     const order = docs.map((_, i) => i);

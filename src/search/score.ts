@@ -1,9 +1,18 @@
 import { idf, lengthNormInverse, saturate } from './bm25.js';
 import type { FieldIndex } from './field-index.js';
 
-/** One query word and the index terms that count for it (the exact term, later prefixes and typos). */
+/** An index term that counts for a query word, with how much it counts and where. */
+export interface TermAlternative {
+  term: string;
+  /** 1 for the word itself; less for prefix, partial and typo expansions, so whole words rank first. */
+  weight: number;
+  /** Bit mask of the fields it may match in (bit i = field i); all fields when absent. */
+  fields?: number;
+}
+
+/** One query word and the index terms that count for it; a document scores its best alternative. */
 export interface QueryTermGroup {
-  alternatives: { term: string; weight: number }[];
+  alternatives: TermAlternative[];
 }
 
 export interface ScoreOptions {
@@ -82,10 +91,10 @@ export function scoreBm25f(
 
   for (const group of groups) {
     touchedGroup.length = 0;
-    for (const { term, weight } of group.alternatives) {
+    for (const { term, weight, fields: allowed } of group.alternatives) {
       touchedAlt.length = 0;
       for (let f = 0; f < fields.length; f++) {
-        const wf = opts.weights[f];
+        const wf = allowed === undefined || (allowed & (1 << f)) !== 0 ? opts.weights[f] : 0;
         const p = wf > 0 ? fields[f].postings.get(term) : undefined;
         if (!p) continue;
         const norm = norms[f];

@@ -94,11 +94,15 @@ export class TextAnalyzer {
     return term;
   }
 
+  /** Lower-case, `ё` -> `е` for Cyrillic, accents folded for the rest: a word as indexed, before stemming. */
+  fold(word: string): string {
+    const w = word.toLowerCase();
+    return CYRILLIC.test(w) ? w.replace(/ё/g, 'е') : w.normalize('NFKD').replace(COMBINING_MARKS, '');
+  }
+
   private computeTerm(word: string): string {
-    let w = word.toLowerCase();
+    const w = this.fold(word);
     const cyrillic = CYRILLIC.test(w);
-    if (cyrillic) w = w.replace(/ё/g, 'е');
-    else w = w.normalize('NFKD').replace(COMBINING_MARKS, '');
     if (this.stopWordSet.has(w)) return '';
     if (!this.settings.stemming || /^\p{N}+$/u.test(w)) return w;
     const language: Language = cyrillic ? 'russian' : 'english';
@@ -170,6 +174,26 @@ export class TextAnalyzer {
     const terms: string[] = [];
     for (const run of this.runs(text)) for (const t of run.terms) terms.push(t);
     return terms;
+  }
+
+  /** Query terms in order, repeats kept: the word sequence phrases are matched against. */
+  sequence(text: string): string[] {
+    const terms: string[] = [];
+    for (const run of this.runs(text, true)) for (const t of run.terms) terms.push(t);
+    return terms;
+  }
+
+  /**
+   * Distinct query terms with the folded word they came from when a run is a single word (for
+   * completing a partly typed word), in order of first appearance.
+   */
+  queryWords(text: string): { term: string; surface?: string }[] {
+    const out = new Map<string, string | undefined>();
+    for (const run of this.runs(text, true)) {
+      const single = run.terms.length === 1 ? this.fold(text.slice(run.start, run.end)) : undefined;
+      for (const t of run.terms) if (!out.has(t)) out.set(t, single);
+    }
+    return [...out].map(([term, surface]) => ({ term, surface }));
   }
 
   /** Distinct query terms, in order of first appearance. */

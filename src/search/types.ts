@@ -48,6 +48,8 @@ export interface SearchRequest {
   offset?: number;
   /** Every query term must match (in any field). Default false: more matched terms rank higher. */
   conjunctive?: boolean;
+  /** `simple` (default): plain words, every other character literal. `raw`: the query language (query-parser.ts). */
+  matchMode?: 'simple' | 'raw';
 }
 
 export interface SearchHit {

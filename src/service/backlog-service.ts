@@ -1,7 +1,9 @@
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { OramaSearchService, idKey, type SearchSettings } from '../search/orama-search-service.js';
 import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
-import type { SearchDocument, SearchFilters, TextField } from '../search/types.js';
+import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../search/types.js';
+import { parseRawQuery, positiveText } from '../search/query-parser.js';
+import { LinkGraph, findRelated } from './links.js';
 import { loadBacklog, loadFile } from '../storage/backlog-store.js';
 import { RESOURCE_URI_PREFIX, resourceUri } from '../storage/parse.js';
 import { ITEM_TYPES, STATUSES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
@@ -11,7 +13,10 @@ import {
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
+  RELATIONS,
+  type Relation,
   type SearchMode,
+  type SearchOptions,
   type SearchOptionsInput,
 } from './options.js';
 import {
@@ -47,7 +52,25 @@ export interface SearchResult {
   snippet: Snippet;
   matched_fields: TextField[];
   score?: number;
+  /** With include_scores: the BM25F score, the vector similarity (null without embeddings) and the final score. */
+  scores?: { lexical: number; vector: number | null; final: number };
   content?: string;
+}
+
+/** An item linked to a hit (include_related). */
+export interface RelatedResult extends SearchResult {
+  distance: number;
+  via: string;
+  source: string;
+  relation: Relation;
+}
+
+export interface ResultGroup {
+  key: string;
+  /** Matches in this group (all pages). */
+  count: number;
+  /** The group's best results, ranked, at most `limit`. */
+  results: SearchResult[];
 }
 
 export interface SearchResponse {
@@ -61,6 +84,10 @@ export interface SearchResponse {
   next_offset?: number;
   /** Something the caller should know, e.g. a requested mode that is not available. */
   warnings?: string[];
+  /** With include_related: items linked to the hits, best first, no duplicates. */
+  related?: RelatedResult[];
+  /** With group_by: the matches grouped, each group ranked. */
+  groups?: ResultGroup[];
 }
 
 export interface ItemSummary {
@@ -123,6 +150,7 @@ export class BacklogService {
   private fileDiagnostics: Diagnostic[] = [];
   /** Bodies as plain text for snippets, made on first use (markdown stripping is the slow part). */
   private plainBodies = new Map<string, string>();
+  private graph: LinkGraph | null = null;
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
@@ -150,6 +178,7 @@ export class BacklogService {
 
   /** Lookup maps and parent -> children links, derived from `items`. */
   private rebuildLinks(): void {
+    this.graph = null;
     const items = [...this.items.values()];
     this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
     this.byPath = new Map(items.map((i) => [i.path, i.id]));
@@ -306,51 +335,84 @@ export class BacklogService {
     const warnings: string[] = [];
     if (opts.mode && opts.mode !== 'bm25')
       warnings.push(`mode "${opts.mode}" needs embeddings, which are off; ran bm25`);
-    const found = this.index.search({
+    const request = {
       query: text,
       filters: this.filtersOf(opts),
       sort: opts.sort,
-      limit: opts.limit,
-      offset: opts.offset,
       conjunctive: opts.conjunctive,
-    });
-    const queryTerms = new Set(this.index.analyzer.queryTerms(text));
-    const results = found.hits.map((hit) => {
-      const item = this.items.get(hit.id)!;
-      const result: SearchResult = {
-        id: item.id,
-        type: item.type,
-        title: item.title,
-        status: item.status,
-        parent_id: item.parent_id,
-        path: item.path,
-        snippet: buildSnippet(
-          {
-            title: item.title,
-            body: this.plainBody(item),
-            tags: item.tags.join(', '),
-            author: item.author ?? '',
-          },
-          this.index.analyzer,
-          queryTerms,
-          hit.matched_fields,
-        ),
-        matched_fields: hit.matched_fields,
-      };
-      if (opts.include_scores) result.score = Number(hit.score.toFixed(4));
-      if (opts.include_content) result.content = item.body;
-      return result;
-    });
+      matchMode: opts.match_mode,
+    };
+    // Grouping needs every match to count the groups; a plain page needs only the page.
+    const found = opts.group_by
+      ? this.index.search({ ...request, limit: Number.MAX_SAFE_INTEGER, offset: 0 })
+      : this.index.search({ ...request, limit: opts.limit, offset: opts.offset });
+    const page = opts.group_by ? found.hits.slice(opts.offset, opts.offset + opts.limit) : found.hits;
+    const queryTerms = new Set(
+      this.index.analyzer.queryTerms(opts.match_mode === 'raw' ? positiveText(parseRawQuery(text)) : text),
+    );
+    const toResult = (hit: SearchHit) => this.toResult(hit, queryTerms, opts);
+
     const response: SearchResponse = {
-      results,
+      results: page.map(toResult),
       total: found.total,
       query: text,
       search_mode: 'bm25',
-      took_ms: Number((performance.now() - started).toFixed(2)),
+      took_ms: 0,
     };
-    if (opts.offset + results.length < found.total) response.next_offset = opts.offset + results.length;
+    if (opts.offset + page.length < found.total) response.next_offset = opts.offset + page.length;
+    if (opts.group_by)
+      response.groups = groupByType(found.hits, (id) => this.items.get(id)!.type, opts.limit, toResult);
+    if (opts.include_related) {
+      const relations = new Set<Relation>(opts.relations ?? RELATIONS);
+      const related = findRelated(page, this.linkGraph(), opts.max_hops, relations).slice(0, opts.limit);
+      response.related = related.map((r) => ({
+        ...this.toResult({ id: r.id, score: r.score, matched_fields: [] }, queryTerms, opts),
+        distance: r.distance,
+        via: r.via,
+        source: r.source,
+        relation: r.relation,
+      }));
+    }
     if (warnings.length) response.warnings = warnings;
+    response.took_ms = Number((performance.now() - started).toFixed(2));
     return response;
+  }
+
+  private toResult(hit: SearchHit, queryTerms: ReadonlySet<string>, opts: SearchOptions): SearchResult {
+    const item = this.items.get(hit.id)!;
+    const result: SearchResult = {
+      id: item.id,
+      type: item.type,
+      title: item.title,
+      status: item.status,
+      parent_id: item.parent_id,
+      path: item.path,
+      snippet: buildSnippet(
+        {
+          title: item.title,
+          body: this.plainBody(item),
+          tags: item.tags.join(', '),
+          author: item.author ?? '',
+        },
+        this.index.analyzer,
+        queryTerms,
+        hit.matched_fields,
+      ),
+      matched_fields: hit.matched_fields,
+    };
+    if (opts.include_scores) {
+      const score = Number(hit.score.toFixed(4));
+      result.score = score;
+      result.scores = { lexical: score, vector: null, final: score };
+    }
+    if (opts.include_content) result.content = item.body;
+    return result;
+  }
+
+  /** Links between items, built on first use after a change. */
+  private linkGraph(): LinkGraph {
+    this.graph ??= new LinkGraph(this.items.values(), (ref) => this.resolve(ref));
+    return this.graph;
   }
 
   private filtersOf(opts: Partial<Record<keyof SearchFilters, string[]>>): SearchFilters {
@@ -523,6 +585,25 @@ export class BacklogService {
       }
     }
   }
+}
+
+/** Groups ranked hits by a key (their order kept inside each group); groups ordered by their best hit. */
+function groupByType(
+  hits: SearchHit[],
+  keyOf: (id: string) => string,
+  limit: number,
+  toResult: (h: SearchHit) => SearchResult,
+): ResultGroup[] {
+  const groups = new Map<string, SearchHit[]>();
+  for (const h of hits) {
+    const key = keyOf(h.id);
+    groups.set(key, [...(groups.get(key) ?? []), h]);
+  }
+  return [...groups].map(([key, list]) => ({
+    key,
+    count: list.length,
+    results: list.slice(0, limit).map(toResult),
+  }));
 }
 
 function summarize(item: BacklogItem): ItemSummary {

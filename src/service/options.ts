@@ -36,6 +36,8 @@ export const filterShape = {
 };
 
 export const SEARCH_MODES = ['hybrid', 'bm25', 'semantic'] as const;
+export const RELATIONS = ['parent', 'children', 'references'] as const;
+export type Relation = (typeof RELATIONS)[number];
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** The options of `searchUnified`: the one schema the CLI, MCP tools and HTTP API all validate with. */
@@ -47,9 +49,34 @@ export const searchOptionsSchema = z
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).default(0),
     mode: z.enum(SEARCH_MODES).optional().describe('hybrid (default when embeddings are on), bm25, semantic'),
-    conjunctive: z.boolean().default(false).describe('every query word must match'),
+    match_mode: z
+      .enum(['simple', 'raw'])
+      .default('simple')
+      .describe(
+        'simple: plain words, every character literal. raw: "exact phrase", prefix*, AND / OR / NOT, -term, field:term (title, tags, status, author, type, body), ( )',
+      ),
+    conjunctive: z.boolean().default(false).describe('every query word must match (in any field)'),
     include_content: z.boolean().default(false).describe("add each item's full content"),
-    include_scores: z.boolean().default(false).describe('add the score of each result'),
+    include_scores: z
+      .boolean()
+      .default(false)
+      .describe('add the lexical, vector and final score of each result'),
+    include_related: z
+      .boolean()
+      .default(false)
+      .describe('add items linked to the hits (parent, children, references and ids mentioned in the text)'),
+    max_hops: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(3)
+      .default(1)
+      .describe('how many links away related items may be (1-3)'),
+    relations: oneOrMany(z.string())
+      .pipe(z.array(z.enum(RELATIONS)))
+      .optional()
+      .describe('which links to follow: parent, children, references (default all)'),
+    group_by: z.enum(['type']).optional().describe('group results by type, with a count per group'),
   })
   .strict();
 

@@ -1,0 +1,102 @@
+/**
+ * Query-term expansion: which other indexed words count for a query word, and how much. Whole words
+ * always count 1; expansions count less, so a whole-word match ranks above a partial or a typo.
+ */
+import type { QueryTermGroup, TermAlternative } from './score.js';
+
+export interface Vocabulary {
+  /** The term is indexed in at least one field. */
+  has(term: string): boolean;
+  /** Documents containing the term (largest over the fields): picks the most useful expansions. */
+  docFreq(term: string): number;
+  /** Indexed words starting with `prefix`, in the fields of the mask (all when absent). */
+  startingWith(prefix: string, fields?: number): string[];
+  /** Indexed words at edit distance exactly 1 from `term`. */
+  withinOneEdit(term: string): string[];
+}
+
+export const EXPANSION = {
+  /** A query word that begins a tag or an author's name ("auto" -> automation, "ali" -> Alice). */
+  partialWeight: 0.5,
+  minPartialLength: 2,
+  /** A word not in the index completed to indexed words ("authen" -> authentication). */
+  completionWeight: 0.5,
+  minCompletionLength: 3,
+  /** A word not in the index matched at edit distance 1 ("sesion" -> session); 5+ characters, no digits. */
+  typoWeight: 0.4,
+  minTypoLength: 5,
+  /** Most expansions kept per query word (the most frequent win). */
+  maxAlternatives: 30,
+};
+
+/** Numbers and ids (anything with a digit) are never expanded: "596" must not match "56" or "5961". */
+const hasDigit = /\p{N}/u;
+
+function capByFrequency(alts: TermAlternative[], vocab: Vocabulary): TermAlternative[] {
+  if (alts.length <= EXPANSION.maxAlternatives) return alts;
+  return alts
+    .map((a) => ({ a, df: vocab.docFreq(a.term) }))
+    .sort((x, y) => y.df - x.df || (x.a.term < y.a.term ? -1 : 1))
+    .slice(0, EXPANSION.maxAlternatives)
+    .map((x) => x.a);
+}
+
+/**
+ * The group for one query term (already normalized, e.g. stemmed). `surface` is the word as typed,
+ * lower-cased and folded but not stemmed, when the term came from a single word; completions use it
+ * because the index holds stems (`implementa` is completed through the stem `implement`).
+ */
+export function termGroup(
+  term: string,
+  surface: string | undefined,
+  fields: number | undefined,
+  partialFields: number,
+  vocab: Vocabulary,
+): QueryTermGroup {
+  const alternatives: TermAlternative[] = [{ term, weight: 1, fields }];
+  if (hasDigit.test(term)) return { alternatives };
+  const seen = new Set([term]);
+  const add = (words: string[], weight: number, mask: number | undefined) => {
+    const fresh: TermAlternative[] = [];
+    for (const w of words) {
+      if (seen.has(w)) continue;
+      seen.add(w);
+      fresh.push({ term: w, weight, fields: mask });
+    }
+    alternatives.push(...capByFrequency(fresh, vocab));
+  };
+
+  const partialMask = fields === undefined ? partialFields : fields & partialFields;
+  if (partialMask && term.length >= EXPANSION.minPartialLength)
+    add(vocab.startingWith(term, partialMask), EXPANSION.partialWeight, partialMask);
+
+  if (!vocab.has(term)) {
+    const prefix = surface ?? term;
+    if (prefix.length >= EXPANSION.minCompletionLength) {
+      const words = vocab.startingWith(prefix, fields);
+      // Stems the typed word starts with: `implementa` -> `implement`.
+      for (let k = prefix.length - 1; k >= Math.max(4, prefix.length - 3); k--)
+        if (vocab.has(prefix.slice(0, k))) words.push(prefix.slice(0, k));
+      add(words, EXPANSION.completionWeight, fields);
+    }
+    if (term.length >= EXPANSION.minTypoLength) add(vocab.withinOneEdit(term), EXPANSION.typoWeight, fields);
+  }
+  return { alternatives };
+}
+
+/** The group for an explicit `prefix*`: every indexed word starting with it, all counting fully. */
+export function prefixGroup(
+  prefix: string,
+  fields: number | undefined,
+  vocab: Vocabulary,
+): QueryTermGroup | null {
+  if (!prefix) return null;
+  const words = vocab.startingWith(prefix, fields);
+  if (words.length === 0) return null;
+  return {
+    alternatives: capByFrequency(
+      words.map((term) => ({ term, weight: 1, fields })),
+      { ...vocab, docFreq: vocab.docFreq },
+    ),
+  };
+}
