@@ -17,9 +17,54 @@ const queryText = fc.oneof(
     maxLength: 60,
   }),
   fc.string({ unit: 'binary', minLength: 1990, maxLength: 2600 }),
+  // Sequences of the query language's own pieces, valid and invalid.
+  fc
+    .array(
+      fc.constantFrom(
+        'AND',
+        'OR',
+        'NOT',
+        '(',
+        ')',
+        '"',
+        '-',
+        'title:',
+        'tags:',
+        'status:open',
+        'type:',
+        'sync',
+        'auth*',
+        '*',
+        'rate-limit',
+        'ё',
+        '596',
+      ),
+      { maxLength: 25 },
+    )
+    .chain((parts) => fc.constantFrom(parts.join(' '), parts.join(''))),
 );
 
+const MAX = 2000;
+
 describe('any input', () => {
+  it('raw mode returns results or QUERY_SYNTAX, never anything else', () => {
+    fc.assert(
+      fc.property(queryText, (q) => {
+        try {
+          const res = service.searchUnified(q, { limit: 5, match_mode: 'raw' });
+          expect(res.total).toBeGreaterThanOrEqual(res.results.length);
+        } catch (err) {
+          expect(err).toBeInstanceOf(BacklogError);
+          const code = (err as BacklogError).code;
+          // A blank or over-long query is INVALID_QUERY before any parsing, in both modes.
+          if (code === 'INVALID_QUERY') expect(q.trim() === '' || q.trim().length > MAX).toBe(true);
+          else expect(code).toBe('QUERY_SYNTAX');
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('simple search never throws anything but INVALID_QUERY, and returns well-formed results', () => {
     fc.assert(
       fc.property(queryText, (q) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { idf, lengthNormInverse, saturate } from '../src/search/bm25.js';
-import { FieldIndex } from '../src/search/field-index.js';
+import { FieldIndex, phraseDocs } from '../src/search/field-index.js';
+import { TextAnalyzer } from '../src/search/tokenizer.js';
 import { LengthNorms, ScoreScratch, scoreBm25f } from '../src/search/score.js';
 
 const groups = (...terms: string[]) => terms.map((term) => ({ alternatives: [{ term, weight: 1 }] }));
@@ -9,8 +10,16 @@ function setup(docs: Record<number, { title: string[]; body: string[] }>) {
   const title = new FieldIndex();
   const body = new FieldIndex();
   for (const [id, d] of Object.entries(docs)) {
-    title.add(Number(id), d.title);
-    body.add(Number(id), d.body);
+    title.add(
+      Number(id),
+      d.title,
+      d.title.map((_, i) => i),
+    );
+    body.add(
+      Number(id),
+      d.body,
+      d.body.map((_, i) => i),
+    );
   }
   const fields = [title, body];
   const size = Math.max(...Object.keys(docs).map(Number)) + 1;
@@ -121,17 +130,42 @@ describe('scoreBm25f', () => {
 describe('FieldIndex', () => {
   it('removes documents and reports emptied terms; round-trips through JSON', () => {
     const f = new FieldIndex();
-    expect(f.add(1, ['a', 'b', 'a'])).toEqual(['a', 'b']);
-    expect(f.add(2, ['a'])).toEqual([]);
-    expect(f.postings.get('a')).toEqual({ docs: [1, 2], tfs: [2, 1] });
+    expect(f.add(1, ['a', 'b', 'a'], [0, 1, 2])).toEqual(['a', 'b']);
+    expect(f.add(2, ['a'], [0])).toEqual([]);
+    expect(f.postings.get('a')).toEqual({ docs: [1, 2], tfs: [2, 1], pos: [[0, 2], [0]] });
     expect(f.averageLength).toBe(2);
     expect(f.remove(1)).toEqual(['b']);
-    expect(f.postings.get('a')).toEqual({ docs: [2], tfs: [1] });
+    expect(f.postings.get('a')).toEqual({ docs: [2], tfs: [1], pos: [[0]] });
     expect(f.averageLength).toBe(1);
     const copy = FieldIndex.fromJSON(JSON.parse(JSON.stringify(f.toJSON())));
     expect(copy.postings).toEqual(f.postings);
     expect(copy.averageLength).toBe(1);
     expect(copy.has(2)).toBe(true);
     expect(copy.remove(2)).toEqual(['a']);
+  });
+});
+
+describe('phrases from positional postings', () => {
+  it('finds terms at consecutive positions, counted as the query side counts words', () => {
+    const analyzer = new TextAnalyzer();
+    const f = new FieldIndex();
+    const texts = [
+      'The FeatureStore caches flags',
+      'store the feature flags',
+      'rate of the limit',
+      'TASK-0042 blocks rate-limit work',
+    ];
+    texts.forEach((t, d) => {
+      const { terms, positions } = analyzer.indexTermsWithPositions(t);
+      f.add(d, terms, positions);
+    });
+    const all = new Set([0, 1, 2, 3]);
+    const phrase = (q: string) => [...phraseDocs(f, analyzer.sequence(q), all)].sort();
+    expect(phrase('feature store')).toEqual([0]);
+    expect(phrase('store feature')).toEqual([1]); // not FeatureStore (order); "store the feature" (the is a stop-word)
+    expect(phrase('feature flags')).toEqual([1]);
+    expect(phrase('rate limit')).toEqual([2, 3]); // stop-words between words are not positions
+    expect(phrase('task-42 blocks rate')).toEqual([3]);
+    expect([...phraseDocs(f, analyzer.sequence('rate limit'), new Set([3]))]).toEqual([3]);
   });
 });

@@ -13,6 +13,18 @@ export function formatSearch(res: SearchResponse): string {
     if (r.snippet.text) lines.push(`    ${r.snippet.text}`);
   }
   if (res.next_offset !== undefined) lines.push(`more: --offset ${res.next_offset}`);
+  for (const g of res.groups ?? []) {
+    lines.push('', `${g.key} (${g.count})`);
+    for (const r of g.results) lines.push(`  ${r.id}  ${r.title}`);
+  }
+  if (res.related?.length) {
+    lines.push('', 'related:');
+    const label = { parent: 'parent of', children: 'child of', references: 'linked to' };
+    for (const r of res.related)
+      lines.push(
+        `  ${r.id}  [${label[r.relation]} ${r.via}, ${r.distance} hop${r.distance > 1 ? 's' : ''}]  ${r.title}`,
+      );
+  }
   return lines.join('\n');
 }
 

@@ -7,12 +7,15 @@
 export interface Posting {
   docs: number[];
   tfs: number[];
+  /** Word positions of the term in each document (parallel to `docs`), for phrase matching. */
+  pos: number[][];
 }
 
 export interface SerializedFieldIndex {
   terms: string[];
   docs: number[][];
   tfs: number[][];
+  pos: number[][][];
   lengths: number[];
 }
 
@@ -29,23 +32,31 @@ export class FieldIndex {
     return this.docCount === 0 ? 0 : this.totalLength / this.docCount;
   }
 
-  /** Indexes a document's terms (duplicates count); returns the terms new to this field. */
-  add(doc: number, terms: string[]): string[] {
+  /**
+   * Indexes a document's terms (duplicates count) with their word positions (parallel to `terms`);
+   * returns the terms new to this field.
+   */
+  add(doc: number, terms: string[], positions: number[]): string[] {
     if (this.docTerms[doc]) this.remove(doc);
     const created: string[] = [];
-    const counts = new Map<string, number>();
-    for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
-    for (const [term, tf] of counts) {
+    const at = new Map<string, number[]>();
+    terms.forEach((t, i) => {
+      const list = at.get(t);
+      if (list) list.push(positions[i]);
+      else at.set(t, [positions[i]]);
+    });
+    for (const [term, pos] of at) {
       let p = this.postings.get(term);
       if (!p) {
-        p = { docs: [], tfs: [] };
+        p = { docs: [], tfs: [], pos: [] };
         this.postings.set(term, p);
         created.push(term);
       }
       p.docs.push(doc);
-      p.tfs.push(tf);
+      p.tfs.push(pos.length);
+      p.pos.push(pos);
     }
-    this.docTerms[doc] = [...counts.keys()];
+    this.docTerms[doc] = [...at.keys()];
     this.lengths[doc] = terms.length;
     this.totalLength += terms.length;
     this.docCount++;
@@ -66,8 +77,10 @@ export class FieldIndex {
       const last = p.docs.length - 1;
       p.docs[i] = p.docs[last];
       p.tfs[i] = p.tfs[last];
+      p.pos[i] = p.pos[last];
       p.docs.pop();
       p.tfs.pop();
+      p.pos.pop();
       if (p.docs.length === 0) {
         this.postings.delete(term);
         emptied.push(term);
@@ -88,19 +101,21 @@ export class FieldIndex {
     const terms: string[] = [];
     const docs: number[][] = [];
     const tfs: number[][] = [];
+    const pos: number[][][] = [];
     for (const [term, p] of this.postings) {
       terms.push(term);
       docs.push(p.docs);
       tfs.push(p.tfs);
+      pos.push(p.pos);
     }
-    return { terms, docs, tfs, lengths: this.lengths.map((l) => l ?? 0) };
+    return { terms, docs, tfs, pos, lengths: this.lengths.map((l) => l ?? 0) };
   }
 
   static fromJSON(raw: SerializedFieldIndex): FieldIndex {
     const index = new FieldIndex();
     const perDoc: string[][] = [];
     raw.terms.forEach((term, i) => {
-      index.postings.set(term, { docs: raw.docs[i], tfs: raw.tfs[i] });
+      index.postings.set(term, { docs: raw.docs[i], tfs: raw.tfs[i], pos: raw.pos[i] });
       for (const d of raw.docs[i]) (perDoc[d] ??= []).push(term);
     });
     raw.lengths.forEach((len, doc) => {
@@ -113,4 +128,29 @@ export class FieldIndex {
     });
     return index;
   }
+}
+
+/**
+ * Documents among `candidates` in which `terms` occur at consecutive positions (a phrase), from the
+ * positional postings: no text is re-read.
+ */
+export function phraseDocs(field: FieldIndex, terms: string[], candidates: ReadonlySet<number>): Set<number> {
+  const found = new Set<number>();
+  const postings = terms.map((t) => field.postings.get(t));
+  if (postings.some((p) => !p)) return found;
+  // Positions per candidate document for each term, starting from the rarest term's documents.
+  const byDoc = postings.map((p) => {
+    const m = new Map<number, number[]>();
+    p!.docs.forEach((d, i) => {
+      if (candidates.has(d)) m.set(d, p!.pos[i]);
+    });
+    return m;
+  });
+  for (const [doc, starts] of byDoc[0]) {
+    const sets = byDoc.map((m) => m.get(doc));
+    if (sets.some((s) => !s)) continue;
+    const lookup = sets.map((s) => new Set(s));
+    if (starts.some((p) => lookup.every((set, j) => set.has(p + j)))) found.add(doc);
+  }
+  return found;
 }

@@ -148,7 +148,8 @@ export function createBm25fIndex(
           options,
         );
       }
-      const created = field(store, prop).add(internalId, analyzer.indexTerms(String(value ?? '')));
+      const { terms, positions } = analyzer.indexTermsWithPositions(String(value ?? ''));
+      const created = field(store, prop).add(internalId, terms, positions);
       const node = store.indexes[prop].node as { insert(word: string, docId: number): void };
       for (const term of created) node.insert(term, internalId);
       (store as Bm25fIndexStore).bm25f.version++;

@@ -10,6 +10,7 @@ import {
 import { boundedLevenshtein } from '@orama/orama/internals';
 import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
+import { phraseDocs } from './field-index.js';
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
@@ -106,15 +107,6 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
 /** Bit mask of text fields (bit i = TEXT_FIELDS[i]), as the scorer reports matched fields. */
 function fieldBits(fields: TextField[]): number {
   return fields.reduce((mask, f) => mask | (1 << TEXT_FIELDS.indexOf(f)), 0);
-}
-
-/** Whether `needle` occurs in `haystack` as a contiguous run. */
-export function containsSequence(haystack: string[], needle: string[]): boolean {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
 }
 
 /**
@@ -270,13 +262,11 @@ export class OramaSearchService {
       score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
       phraseFilter: (candidates, terms, fields) => {
         const keep = new Set<number>();
-        const allowed = TEXT_FIELDS.filter((_, i) => fields === undefined || (fields & (1 << i)) !== 0);
-        for (const d of candidates) {
-          const doc = this.db.documentsStore.get(this.db.data.docs, d as never) as
-            IndexedDocument | undefined;
-          if (doc && allowed.some((f) => containsSequence(this.analyzer.sequence(doc[f]), terms)))
-            keep.add(d);
-        }
+        const pool = new Set(candidates);
+        this.store.bm25f.fields.forEach((f, i) => {
+          if (fields !== undefined && (fields & (1 << i)) === 0) return;
+          for (const d of phraseDocs(f, terms, pool)) keep.add(d);
+        });
         return keep;
       },
       docsWithValue: (field, value) => {

@@ -31,6 +31,8 @@ export interface WordRun {
   end: number;
   /** Normalized terms the run indexes as (parts, and the joined compound / the whole id). */
   terms: string[];
+  /** Word positions the run takes in a query-side sequence (its parts; 1 for an id). */
+  span: number;
 }
 
 /**
@@ -119,9 +121,11 @@ export class TextAnalyzer {
     for (const m of text.matchAll(RUN)) {
       const start = m.index ?? 0;
       const end = start + m[0].length;
-      const terms =
-        m[1] !== undefined ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
-      if (terms.length > 0) out.push({ start, end, terms });
+      const isId = m[1] !== undefined;
+      const terms = isId ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
+      if (terms.length === 0) continue;
+      const span = isId ? 1 : forQuery ? terms.length : this.cachedCompoundTerms(m[0], true).length;
+      out.push({ start, end, terms, span });
     }
     return out;
   }
@@ -167,6 +171,25 @@ export class TextAnalyzer {
       if (joined) terms.push(joined);
     }
     return terms;
+  }
+
+  /**
+   * Terms to index with their word positions, counted as a query-side sequence counts them, so a
+   * phrase's terms sit at consecutive positions. A compound's joined form and an id's parts share the
+   * position of the run's first word.
+   */
+  indexTermsWithPositions(text: string): { terms: string[]; positions: number[] } {
+    const terms: string[] = [];
+    const positions: number[] = [];
+    let pos = 0;
+    for (const run of this.runs(text)) {
+      run.terms.forEach((t, i) => {
+        terms.push(t);
+        positions.push(pos + (i < run.span ? i : 0));
+      });
+      pos += Math.max(1, run.span);
+    }
+    return { terms, positions };
   }
 
   /** Terms to index for a field, in order, duplicates kept (term frequency matters). */

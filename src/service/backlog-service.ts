@@ -364,7 +364,8 @@ export class BacklogService {
       response.groups = groupByType(found.hits, (id) => this.items.get(id)!.type, opts.limit, toResult);
     if (opts.include_related) {
       const relations = new Set<Relation>(opts.relations ?? RELATIONS);
-      const related = findRelated(page, this.linkGraph(), opts.max_hops, relations).slice(0, opts.limit);
+      // At most max(limit, 10): enough context for a short page, bounded for an agent's budget.
+      const related = findRelated(page, this.linkGraph(), opts.max_hops, relations).slice(0, Math.max(opts.limit, 10));
       response.related = related.map((r) => ({
         ...this.toResult({ id: r.id, score: r.score, matched_fields: [] }, queryTerms, opts),
         distance: r.distance,
