@@ -28,6 +28,7 @@ interface Match {
 /** Characters of a query term searched for verbatim to find where it may occur. */
 const PROBE_CHARS = 4;
 const REGION_CHARS = 48;
+const MAX_PROBE_HITS = 12;
 
 /**
  * Runs of `text` whose terms are query terms. Tokenizing a long body for every result is the cost of
@@ -40,7 +41,13 @@ export function findMatches(text: string, analyzer: TextAnalyzer, queryTerms: Re
   const probes = new Set([...queryTerms].map((t) => t.slice(0, PROBE_CHARS)));
   const regions: [number, number][] = [];
   for (const probe of probes) {
-    for (let at = lower.indexOf(probe); at >= 0; at = lower.indexOf(probe, at + probe.length)) {
+    // A word that occurs everywhere adds regions, not information: look at its first occurrences only.
+    let seen = 0;
+    for (
+      let at = lower.indexOf(probe);
+      at >= 0 && seen++ < MAX_PROBE_HITS;
+      at = lower.indexOf(probe, at + probe.length)
+    ) {
       regions.push([Math.max(0, at - REGION_CHARS), Math.min(text.length, at + probe.length + REGION_CHARS)]);
     }
   }

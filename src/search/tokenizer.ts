@@ -35,6 +35,11 @@ export interface WordRun {
   span: number;
 }
 
+interface CompoundTerms {
+  terms: string[];
+  span: number;
+}
+
 /**
  * One regex finds every run, left to right:
  * 1. an id: letters, a hyphen, digits (`TASK-0042`, `task-12.01`), kept whole;
@@ -69,7 +74,8 @@ export class TextAnalyzer {
   readonly settings: TokenizerSettings;
   private readonly stopWordSet: Set<string>;
   private readonly cache = new Map<string, string>();
-  private readonly runCache = new Map<string, string[]>();
+  private readonly runCache = new Map<string, CompoundTerms>();
+  private readonly queryRunCache = new Map<string, CompoundTerms>();
 
   constructor(settings: Partial<TokenizerSettings> = {}) {
     this.settings = { ...DEFAULT_TOKENIZER_SETTINGS, ...settings };
@@ -121,11 +127,11 @@ export class TextAnalyzer {
     for (const m of text.matchAll(RUN)) {
       const start = m.index ?? 0;
       const end = start + m[0].length;
-      const isId = m[1] !== undefined;
-      const terms = isId ? this.idTerms(m[1], m[2], forQuery) : this.cachedCompoundTerms(m[0], forQuery);
-      if (terms.length === 0) continue;
-      const span = isId ? 1 : forQuery ? terms.length : this.cachedCompoundTerms(m[0], true).length;
-      out.push({ start, end, terms, span });
+      const { terms, span } =
+        m[1] !== undefined
+          ? { terms: this.idTerms(m[1], m[2], forQuery), span: 1 }
+          : this.cachedCompoundTerms(m[0], forQuery);
+      if (terms.length > 0) out.push({ start, end, terms, span });
     }
     return out;
   }
@@ -142,35 +148,36 @@ export class TextAnalyzer {
   }
 
   /** Runs repeat (the same words over and over), so their terms are cached like single words. */
-  private cachedCompoundTerms(run: string, forQuery: boolean): string[] {
-    const key = forQuery ? `?${run}` : run;
-    let terms = this.runCache.get(key);
+  private cachedCompoundTerms(run: string, forQuery: boolean): CompoundTerms {
+    const cache = forQuery ? this.queryRunCache : this.runCache;
+    let terms = cache.get(run);
     if (terms === undefined) {
       terms = this.compoundTerms(run, forQuery);
-      if (this.runCache.size >= CACHE_LIMIT) this.runCache.clear();
-      this.runCache.set(key, terms);
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(run, terms);
     }
     return terms;
   }
 
-  private compoundTerms(run: string, forQuery: boolean): string[] {
+  private compoundTerms(run: string, forQuery: boolean): CompoundTerms {
     const parts = run.match(PART) ?? [];
     if (parts.length <= 1) {
       const t = this.normalizeWord(run);
-      return t ? [t] : [];
+      return t ? { terms: [t], span: 1 } : { terms: [], span: 0 };
     }
     const terms: string[] = [];
     for (const part of parts) {
       const t = this.normalizeWord(part);
       if (t) terms.push(t);
     }
+    const span = terms.length;
     // The query side searches the parts only; the index side also keeps the joined form, which a
     // query written as one lower-case word (`featurestore`) matches.
     if (!forQuery) {
       const joined = this.normalizeWord(parts.join(''));
       if (joined) terms.push(joined);
     }
-    return terms;
+    return { terms, span };
   }
 
   /**

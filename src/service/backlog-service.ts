@@ -148,7 +148,7 @@ export class BacklogService {
   private children = new Map<string, string[]>();
   private indexedAt = new Map<string, number>();
   private fileDiagnostics: Diagnostic[] = [];
-  /** Bodies as plain text for snippets, made on first use (markdown stripping is the slow part). */
+  /** Bodies as plain text for snippets (markdown stripping is the slow part of a snippet). */
   private plainBodies = new Map<string, string>();
   private graph: LinkGraph | null = null;
 
@@ -172,7 +172,8 @@ export class BacklogService {
 
   private setItems(items: BacklogItem[]): void {
     this.items = new Map(items.map((i) => [i.id, i]));
-    this.plainBodies.clear();
+    // Made up front (about 70 ms for 700 files): a first snippet of a long body would cost several ms.
+    this.plainBodies = new Map(items.map((i) => [i.id, toPlainText(i.body)]));
     this.rebuildLinks();
   }
 
@@ -216,7 +217,7 @@ export class BacklogService {
     }
     const before = this.items.get(item.id);
     this.items.set(item.id, item);
-    this.plainBodies.delete(item.id);
+    this.plainBodies.set(item.id, toPlainText(item.body));
     this.rebuildLinks();
     this.index.upsert(this.toSearchDocument(item));
     this.indexedAt.set(item.id, Date.now());
@@ -365,7 +366,10 @@ export class BacklogService {
     if (opts.include_related) {
       const relations = new Set<Relation>(opts.relations ?? RELATIONS);
       // At most max(limit, 10): enough context for a short page, bounded for an agent's budget.
-      const related = findRelated(page, this.linkGraph(), opts.max_hops, relations).slice(0, Math.max(opts.limit, 10));
+      const related = findRelated(page, this.linkGraph(), opts.max_hops, relations).slice(
+        0,
+        Math.max(opts.limit, 10),
+      );
       response.related = related.map((r) => ({
         ...this.toResult({ id: r.id, score: r.score, matched_fields: [] }, queryTerms, opts),
         distance: r.distance,
