@@ -13,7 +13,8 @@ export async function tempBacklog(source = DEMO_DIR): Promise<{ dir: string; cle
   const base = await mkdtemp(join(tmpdir(), 'backlog-search-'));
   const dir = join(base, 'backlog');
   await cp(source, dir, { recursive: true });
-  return { dir, cleanup: () => rm(base, { recursive: true, force: true }) };
+  // Retries: a service that is still open may be writing its persisted index into .cache/ meanwhile.
+  return { dir, cleanup: () => rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /** argv to run the real CLI from source (TypeScript through tsx), as a child process. */

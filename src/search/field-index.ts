@@ -108,7 +108,11 @@ export class FieldIndex {
       tfs.push(p.tfs);
       pos.push(p.pos);
     }
-    return { terms, docs, tfs, pos, lengths: this.lengths.map((l) => l ?? 0) };
+    // -1 marks an id that is not in this field (removed, or never added), 0 an empty text.
+    const lengths = Array.from({ length: this.lengths.length }, (_, d) =>
+      this.docTerms[d] ? this.lengths[d] : -1,
+    );
+    return { terms, docs, tfs, pos, lengths };
   }
 
   static fromJSON(raw: SerializedFieldIndex): FieldIndex {
@@ -119,9 +123,9 @@ export class FieldIndex {
       for (const d of raw.docs[i]) (perDoc[d] ??= []).push(term);
     });
     raw.lengths.forEach((len, doc) => {
-      index.lengths[doc] = len;
-      if (perDoc[doc]) {
-        index.docTerms[doc] = perDoc[doc];
+      index.lengths[doc] = Math.max(0, len);
+      if (len >= 0) {
+        index.docTerms[doc] = perDoc[doc] ?? [];
         index.totalLength += len;
         index.docCount++;
       }

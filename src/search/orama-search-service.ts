@@ -1,4 +1,6 @@
-import { create, insert, remove, count, getByID, type AnyOrama } from '@orama/orama';
+import { create, insert, remove, count, getByID, load, type AnyOrama } from '@orama/orama';
+import { persist } from '@orama/plugin-data-persistence';
+import { decode } from '@msgpack/msgpack';
 import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
@@ -61,7 +63,7 @@ const SCHEMA = {
   file_type: 'enum',
 } as const;
 
-/** What Orama stores per document: the searchable text plus the keys the filters match on. */
+/** What Orama is given per document: the searchable text (emptied once indexed) and the keys the filters match on. */
 interface IndexedDocument {
   id: string;
   title: string;
@@ -78,7 +80,6 @@ interface IndexedDocument {
   folders: string[];
   file_type?: string;
   updated_ms: number;
-  source: SearchDocument;
 }
 
 function toIndexed(doc: SearchDocument): IndexedDocument {
@@ -94,7 +95,6 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
     lineage,
     folders: folderChain(doc.folder ?? ''),
     updated_ms: doc.updated_ms ?? 0,
-    source: doc,
   };
   if (doc.type) out.type = doc.type;
   if (doc.status) out.status_key = doc.status.toLowerCase();
@@ -151,6 +151,27 @@ export class OramaSearchService {
     return count(this.db);
   }
 
+  /**
+   * The index as bytes: Orama's own serialization through @orama/plugin-data-persistence (`binary`,
+   * msgpack), with our BM25F postings inside the saved index component.
+   */
+  async serialize(): Promise<Uint8Array> {
+    // `binary` is msgpack written as hex text; stored as the bytes it encodes (half the size).
+    return Buffer.from(String(await persist(this.db, 'binary')), 'hex');
+  }
+
+  /**
+   * Loads bytes from `serialize()` into a database made by our own `create()`. The plugin's
+   * `restore()` builds a database with Orama's default components, which would drop our tokenizer
+   * and BM25F index (Orama issues #640, #934), so only its format is used here.
+   */
+  restore(bytes: Uint8Array): void {
+    this.reset();
+    load(this.db, decode(bytes) as never);
+    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
+    for (const doc of Object.values(all)) this.idKeys.set(idKey(doc.id), doc.id);
+  }
+
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
   async build(
     docs: Iterable<SearchDocument>,
@@ -170,7 +191,12 @@ export class OramaSearchService {
   /** Adds or replaces one document. */
   upsert(doc: SearchDocument): void {
     if (getByID(this.db, doc.id)) this.remove(doc.id);
-    insert(this.db, toIndexed(doc) as never);
+    const indexed = toIndexed(doc);
+    insert(this.db, indexed as never);
+    // Orama keeps the inserted object as the stored document. Once the text is in the postings, the
+    // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
+    // and in the persisted index (removal reads the postings, not the text).
+    for (const f of TEXT_FIELDS) indexed[f] = '';
     this.idKeys.set(idKey(doc.id), doc.id);
   }
 
@@ -180,10 +206,6 @@ export class OramaSearchService {
     if (existed) remove(this.db, id);
     if (this.idKeys.get(idKey(id)) === id) this.idKeys.delete(idKey(id));
     return existed;
-  }
-
-  getDocument(id: string): SearchDocument | undefined {
-    return (getByID(this.db, id) as IndexedDocument | undefined)?.source;
   }
 
   /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */

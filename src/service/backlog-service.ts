@@ -4,7 +4,10 @@ import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
 import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../search/types.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import { LinkGraph, findRelated } from './links.js';
-import { loadBacklog, loadFile } from '../storage/backlog-store.js';
+import { join, relative } from 'node:path';
+import { listTextFiles, loadBacklog, loadFile, loadFiles, statFiles } from '../storage/backlog-store.js';
+import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
+import { CACHE_FILE, cacheVersion, readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
 import { RESOURCE_URI_PREFIX, resourceUri } from '../storage/parse.js';
 import { ITEM_TYPES, STATUSES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
 import {
@@ -130,7 +133,25 @@ export interface BacklogServiceOptions {
   /** Absolute path of the backlog root. */
   dir: string;
   search?: Partial<SearchSettings>;
+  /**
+   * Where the persisted index goes (`<dir>/.cache` by default; the demo backlog's goes to the
+   * package's own `.cache/demo`). `false`: nothing is written, every start reads every file.
+   */
+  cacheDir?: string | false;
 }
+
+/** What the persisted index did on the last start. */
+export interface CacheInfo {
+  path: string | null;
+  /** The cache was loaded (true) or the index was built from the files (false). */
+  used: boolean;
+  /** Files read because they changed, appeared or disappeared since the cache was written. */
+  changed: number;
+  bytes: number | null;
+}
+
+/** Persisted-index writes wait this long after the last change, so a burst of edits writes once. */
+const CACHE_WRITE_DELAY_MS = 1000;
 
 const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
 const LIST_KEYS = Object.keys(listOptionsSchema.shape);
@@ -151,16 +172,34 @@ export class BacklogService {
   /** Bodies as plain text for snippets (markdown stripping is the slow part of a snippet). */
   private plainBodies = new Map<string, string>();
   private graph: LinkGraph | null = null;
+  private cachePath: string | null;
+  private readonly cacheVersion: string;
+  private cacheInfo: CacheInfo;
+  private cacheDiagnostics: Diagnostic[] = [];
+  private cacheTimer: NodeJS.Timeout | null = null;
+  private cacheWrite: Promise<void> = Promise.resolve();
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
     this.index = new OramaSearchService(options.search);
+    const cacheDir =
+      options.cacheDir ?? (this.dir === DEMO_BACKLOG_DIR ? DEMO_CACHE_DIR : join(this.dir, '.cache'));
+    this.cachePath = cacheDir === false ? null : join(cacheDir, CACHE_FILE);
+    this.cacheVersion = cacheVersion({ settings: this.index.settings });
+    this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
   }
 
-  /** Reads every file and rebuilds the index. */
-  async reload(onProgress?: (phase: 'read' | 'index', done: number, total: number) => void): Promise<void> {
+  /**
+   * Brings the index in step with the files: from the persisted index when there is a valid one
+   * (reading only the files that changed since), else by reading every file.
+   */
+  async reload(
+    onProgress?: (phase: 'read' | 'index', done: number, total: number) => void,
+    { rebuild = false }: { rebuild?: boolean } = {},
+  ): Promise<void> {
+    if (this.cachePath && !rebuild && (await this.reloadFromCache())) return;
     const loaded = await loadBacklog(this.dir, (d, t) => onProgress?.('read', d, t));
-    this.fileDiagnostics = loaded.diagnostics;
+    this.fileDiagnostics = [...loaded.diagnostics, ...this.cacheDiagnostics];
     this.setItems(loaded.items);
     await this.index.build(
       loaded.items.map((item) => this.toSearchDocument(item)),
@@ -168,12 +207,144 @@ export class BacklogService {
     );
     const now = Date.now();
     for (const id of this.items.keys()) this.indexedAt.set(id, now);
+    this.cacheInfo = { path: this.cachePath, used: false, changed: loaded.files, bytes: null };
+    this.scheduleCacheWrite(0);
+  }
+
+  private async reloadFromCache(): Promise<boolean> {
+    const read = await readIndexCache(this.cachePath!, this.cacheVersion);
+    if (!('snapshot' in read)) {
+      this.cacheDiagnostics = read.missing
+        ? []
+        : [
+            {
+              level: 'warning',
+              path: relativeCachePath(this.dir, this.cachePath!),
+              line: null,
+              code: 'cache_rebuilt',
+              message: `persisted index not used: ${read.reason}; rebuilt from the files`,
+            },
+          ];
+      return false;
+    }
+    const { snapshot } = read;
+    const stats = await statFiles(this.dir, await listTextFiles(this.dir));
+    try {
+      this.index.restore(snapshot.index);
+    } catch (err) {
+      this.cacheDiagnostics = [
+        {
+          level: 'warning',
+          path: relativeCachePath(this.dir, this.cachePath!),
+          line: null,
+          code: 'cache_rebuilt',
+          message: `persisted index not used: ${(err as Error).message}; rebuilt from the files`,
+        },
+      ];
+      return false;
+    }
+    this.cacheDiagnostics = [];
+    this.fileDiagnostics = snapshot.diagnostics;
+    this.setItems(snapshot.items);
+    const now = Date.now();
+    for (const id of this.items.keys()) this.indexedAt.set(id, now);
+    const changed = Object.keys(stats).filter(
+      (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
+    );
+    const removed = Object.keys(snapshot.files).filter((p) => !stats[p]);
+    if (changed.length + removed.length > Math.max(50, this.items.size / 10)) {
+      // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the
+      // backlog a fresh build from the cached items plus the changed files is faster.
+      const gone = new Set([...removed, ...changed]);
+      const fresh = await loadFiles(this.dir, changed);
+      const kept = snapshot.items.filter((i) => !gone.has(i.path));
+      const keys = new Map(kept.map((i) => [idKey(i.id), i.path]));
+      for (const item of fresh.items) {
+        const owner = keys.get(idKey(item.id));
+        if (owner === undefined) continue;
+        fresh.diagnostics.push({
+          level: 'warning',
+          path: item.path,
+          line: null,
+          code: 'duplicate_id',
+          message: `id ${item.id} is already used by ${owner}; this file is addressed as ${resourceUri(item.path)}`,
+        });
+        item.id = resourceUri(item.path);
+      }
+      const items = [...kept, ...fresh.items];
+      this.fileDiagnostics = [...snapshot.diagnostics.filter((d) => !gone.has(d.path)), ...fresh.diagnostics];
+      this.setItems(items);
+      await this.index.build(items.map((item) => this.toSearchDocument(item)));
+    } else {
+      for (const path of removed) this.removeFile(path);
+      for (const path of changed) await this.applyFile(path);
+    }
+    this.cacheInfo = {
+      path: this.cachePath,
+      used: true,
+      changed: changed.length + removed.length,
+      bytes: null,
+    };
+    if (changed.length + removed.length > 0) this.scheduleCacheWrite();
+    return true;
+  }
+
+  /** Writes the persisted index after `delay` ms unless another change comes first. */
+  private scheduleCacheWrite(delay = CACHE_WRITE_DELAY_MS): void {
+    if (!this.cachePath) return;
+    if (this.cacheTimer) clearTimeout(this.cacheTimer);
+    this.cacheTimer = setTimeout(() => {
+      this.cacheTimer = null;
+      this.cacheWrite = this.writeCache();
+    }, delay);
+    this.cacheTimer.unref();
+  }
+
+  private async writeCache(): Promise<void> {
+    if (!this.cachePath) return;
+    await this.cacheWrite;
+    const files: Record<string, FileStat> = {};
+    for (const item of this.items.values()) files[item.path] = { size: item.size, mtime_ms: item.mtime_ms };
+    try {
+      const bytes = await writeIndexCache(this.cachePath, this.cacheVersion, {
+        files,
+        items: [...this.items.values()],
+        diagnostics: this.fileDiagnostics.filter((d) => d.code !== 'cache_rebuilt'),
+        index: await this.index.serialize(),
+      });
+      this.cacheInfo = { ...this.cacheInfo, bytes };
+    } catch (err) {
+      // A read-only folder only costs the next start its speed; say so once and stop trying.
+      this.fileDiagnostics.push({
+        level: 'warning',
+        path: relativeCachePath(this.dir, this.cachePath),
+        line: null,
+        code: 'cache_unwritable',
+        message: `persisted index not written: ${(err as Error).message}`,
+      });
+      this.cachePath = null;
+    }
+  }
+
+  /** Writes any pending persisted-index update now; call before the process exits. */
+  async flush(): Promise<void> {
+    if (this.cacheTimer) {
+      clearTimeout(this.cacheTimer);
+      this.cacheTimer = null;
+      this.cacheWrite = this.writeCache();
+    }
+    await this.cacheWrite;
+  }
+
+  /** How the last start used the persisted index. */
+  cacheStatus(): CacheInfo {
+    return { ...this.cacheInfo };
   }
 
   private setItems(items: BacklogItem[]): void {
     this.items = new Map(items.map((i) => [i.id, i]));
-    // Made up front (about 70 ms for 700 files): a first snippet of a long body would cost several ms.
-    this.plainBodies = new Map(items.map((i) => [i.id, toPlainText(i.body)]));
+    this.plainBodies = new Map();
+    this.warmPlainBodies();
     this.rebuildLinks();
   }
 
@@ -184,10 +355,44 @@ export class BacklogService {
     this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
     this.byPath = new Map(items.map((i) => [i.path, i.id]));
     this.children = new Map();
-    for (const item of items) {
-      const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
-      if (parent) this.children.set(parent, [...(this.children.get(parent) ?? []), item.id]);
+    for (const item of items) this.linkToParent(item);
+  }
+
+  private linkToParent(item: BacklogItem): void {
+    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    if (parent && parent !== item.id)
+      this.children.set(parent, [...(this.children.get(parent) ?? []), item.id]);
+  }
+
+  /** Adds one item to the lookup maps (one file changed: no full rebuild, so a burst of changes stays linear). */
+  private linkItem(item: BacklogItem): void {
+    this.graph = null;
+    const key = idKey(item.id);
+    this.byKey.set(key, item.id);
+    this.byPath.set(item.path, item.id);
+    this.linkToParent(item);
+    // Items written before their parent existed find it now.
+    for (const other of this.items.values()) {
+      if (
+        other.parent_id &&
+        other !== item &&
+        idKey(other.parent_id) === key &&
+        !this.children.get(item.id)?.includes(other.id)
+      )
+        this.linkToParent(other);
     }
+  }
+
+  private unlinkItem(item: BacklogItem): void {
+    this.graph = null;
+    if (this.byKey.get(idKey(item.id)) === item.id) this.byKey.delete(idKey(item.id));
+    if (this.byPath.get(item.path) === item.id) this.byPath.delete(item.path);
+    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    if (parent)
+      this.children.set(
+        parent,
+        (this.children.get(parent) ?? []).filter((c) => c !== item.id),
+      );
   }
 
   /**
@@ -216,9 +421,10 @@ export class BacklogService {
       item.id = resourceUri(relPath);
     }
     const before = this.items.get(item.id);
+    if (before) this.unlinkItem(before);
     this.items.set(item.id, item);
     this.plainBodies.set(item.id, toPlainText(item.body));
-    this.rebuildLinks();
+    this.linkItem(item);
     this.index.upsert(this.toSearchDocument(item));
     this.indexedAt.set(item.id, Date.now());
     if (!before || before.parent_id !== item.parent_id || before.id !== item.id)
@@ -239,11 +445,13 @@ export class BacklogService {
 
   private removeItem(id: string): void {
     const kids = this.children.get(id) ?? [];
+    const item = this.items.get(id);
+    if (item) this.unlinkItem(item);
+    this.children.delete(id);
     this.items.delete(id);
     this.plainBodies.delete(id);
     this.indexedAt.delete(id);
     this.index.remove(id);
-    this.rebuildLinks();
     for (const kid of kids) this.reindexDescendants(kid, true);
   }
 
@@ -298,6 +506,20 @@ export class BacklogService {
       updated_ms: updated,
       extra: extra.filter(Boolean).join('\n'),
     };
+  }
+
+  /**
+   * Makes the plain-text bodies in the background, a batch per tick (about 70 ms in all for 700
+   * files): the first snippet of a long body would otherwise cost a query several ms, and doing it
+   * before the first result would delay the start.
+   */
+  private warmPlainBodies(): void {
+    const pending = [...this.items.values()];
+    const step = () => {
+      for (const item of pending.splice(0, 50)) this.plainBody(item);
+      if (pending.length) setTimeout(step, 0).unref();
+    };
+    setTimeout(step, 0).unref();
   }
 
   private plainBody(item: BacklogItem): string {
@@ -582,6 +804,7 @@ export class BacklogService {
   private changeListeners = new Set<(change: BacklogChange) => void>();
 
   private emitChange(change: BacklogChange): void {
+    this.scheduleCacheWrite();
     for (const listener of this.changeListeners) {
       try {
         listener(change);
@@ -609,6 +832,10 @@ function groupByType(
     count: list.length,
     results: list.slice(0, limit).map(toResult),
   }));
+}
+
+function relativeCachePath(dir: string, path: string): string {
+  return relative(dir, path).split('\\').join('/');
 }
 
 function summarize(item: BacklogItem): ItemSummary {

@@ -40,6 +40,19 @@ export async function listTextFiles(root: string): Promise<string[]> {
   return out.sort();
 }
 
+/** Size and modification time of each path (relative to `root`); paths that vanished are left out. */
+export async function statFiles(
+  root: string,
+  paths: string[],
+): Promise<Record<string, { size: number; mtime_ms: number }>> {
+  const out: Record<string, { size: number; mtime_ms: number }> = {};
+  await mapLimit(paths, 64, async (p) => {
+    const st = await stat(join(root, p)).catch(() => null);
+    if (st) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
+  });
+  return out;
+}
+
 /** Reads and parses one file; unreadable, binary or oversized files become diagnostics. */
 export async function loadFile(
   root: string,
@@ -93,7 +106,15 @@ export async function loadBacklog(
   root: string,
   onProgress?: (done: number, total: number) => void,
 ): Promise<LoadResult> {
-  const paths = await listTextFiles(root);
+  return loadFiles(root, await listTextFiles(root), onProgress);
+}
+
+/** Loads these files (paths relative to `root`), with the same duplicate-id rule as loadBacklog. */
+export async function loadFiles(
+  root: string,
+  paths: string[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<LoadResult> {
   const items: BacklogItem[] = [];
   const diagnostics: Diagnostic[] = [];
   const loaded = await mapLimit(paths, 32, (p) => loadFile(root, p), onProgress);
