@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import {
+  byUpperBound,
+  combineMultipliers,
+  cosineToUnit,
+  fuseLinear,
+  fuseRrf,
+  idMultiplier,
+  minMax,
+  recencyMultiplier,
+  titleMultiplier,
+  typeMultiplier,
+} from '../src/search/fusion.js';
+
+const list = (...pairs: [string, number][]) => pairs.map(([id, score]) => ({ id, score }));
+
+describe('normalization', () => {
+  it('min-max maps the best to 1 and the worst to 0', () => {
+    expect([...minMax(list(['a', 10], ['b', 5], ['c', 0]))]).toEqual([
+      ['a', 1],
+      ['b', 0.5],
+      ['c', 0],
+    ]);
+    expect([...minMax(list(['a', 3]))]).toEqual([['a', 1]]);
+    expect(minMax([]).size).toBe(0);
+  });
+  it('upper-bound normalization keeps a weak best match weak', () => {
+    const m = byUpperBound(list(['a', 2], ['b', 1]), 8);
+    expect(m.get('a')).toBe(0.25);
+    expect(m.get('b')).toBe(0.125);
+    expect(byUpperBound(list(['a', 9]), 8).get('a')).toBe(1);
+    expect(byUpperBound(list(['a', 1]), 0).get('a')).toBe(0);
+  });
+  it('cosine above a floor maps to [0, 1]', () => {
+    const m = cosineToUnit(list(['a', 1], ['b', 0.6], ['c', 0.1]), 0.2);
+    expect(m.get('a')).toBe(1);
+    expect(m.get('b')).toBeCloseTo(0.5, 10);
+    expect(m.get('c')).toBe(0);
+  });
+});
+
+describe('fusion', () => {
+  it('linear fusion weighs the two lists and counts a missing entry as 0', () => {
+    const f = fuseLinear(
+      new Map([
+        ['a', 1],
+        ['b', 0.5],
+      ]),
+      new Map([
+        ['b', 1],
+        ['c', 1],
+      ]),
+      { lexical: 0.7 },
+    );
+    expect(f.get('a')).toBeCloseTo(0.7, 10);
+    expect(f.get('b')).toBeCloseTo(0.35 + 0.3, 10);
+    expect(f.get('c')).toBeCloseTo(0.3, 10);
+  });
+  it('reciprocal-rank fusion sums 1 / (k + rank)', () => {
+    const f = fuseRrf([list(['a', 9], ['b', 1]), list(['b', 0.9])], 60);
+    expect(f.get('a')).toBeCloseTo(1 / 61, 12);
+    expect(f.get('b')).toBeCloseTo(1 / 62 + 1 / 61, 12);
+  });
+});
+
+describe('multipliers', () => {
+  it('title coverage up to +15%, exact title +25%', () => {
+    expect(titleMultiplier(['sync', 'queue'], ['sync', 'queue', 'drain'])).toBeCloseTo(1.15, 10);
+    expect(titleMultiplier(['sync', 'queue'], ['sync', 'stall'])).toBeCloseTo(1.075, 10);
+    expect(titleMultiplier(['sync', 'queue'], ['queue', 'sync'])).toBe(1.25);
+    expect(titleMultiplier([], ['x'])).toBe(1);
+    expect(titleMultiplier(['x'], [])).toBe(1);
+  });
+  it('exact id +50%, epic +5%, otherwise 1', () => {
+    expect(idMultiplier('task-42', 'task-42')).toBe(1.5);
+    expect(idMultiplier('task-42', 'task-43')).toBe(1);
+    expect(idMultiplier(undefined, 'task-42')).toBe(1);
+    expect(typeMultiplier('epic')).toBe(1.05);
+    expect(typeMultiplier('task')).toBe(1);
+  });
+  it('recency: +10% now, halving every half-life, 1 without a date', () => {
+    const now = Date.UTC(2026, 10, 22);
+    expect(recencyMultiplier(now, now)).toBeCloseTo(1.1, 10);
+    expect(recencyMultiplier(now - 30 * 86_400_000, now)).toBeCloseTo(1.05, 10);
+    expect(recencyMultiplier(0, now)).toBe(1);
+  });
+  it('the product is capped', () => {
+    expect(combineMultipliers([1.25, 1.5, 1.05])).toBe(1.6);
+    expect(combineMultipliers([1.1, 1.05])).toBeCloseTo(1.155, 10);
+    expect(combineMultipliers([])).toBe(1);
+  });
+});
