@@ -90,3 +90,55 @@ describe('multipliers', () => {
     expect(combineMultipliers([])).toBe(1);
   });
 });
+
+describe('hybridRank', () => {
+  const facts = (id: string) => ({
+    titleTerms: id === 'title-match' ? ['login'] : ['other'],
+    idKey: id,
+    type: id === 'epic' ? 'epic' : 'task',
+  });
+  const base = { lexicalUpperBound: 10, queryTerms: ['login'], facts, nowMs: 0 };
+
+  it('fuses normalized lexical and vector scores and keeps both raw scores', async () => {
+    const { hybridRank } = await import('../src/search/hybrid.js');
+    const out = hybridRank(
+      { ...base, lexical: list(['a', 10], ['b', 5]), vector: list(['b', 1], ['c', 0.6]) },
+      {
+        fusion: 'linear',
+        lexicalWeight: 0.5,
+        lexicalNorm: 'upper',
+        vectorFloor: 0.2,
+        candidates: 100,
+        multipliers: { title: false, id: false, type: false, recency: false },
+      },
+    );
+    expect(out.map((h) => h.id)).toEqual(['b', 'a', 'c']);
+    expect(out[0]).toMatchObject({ id: 'b', lexical: 5, vector: 1 });
+    expect(out[0].score).toBeCloseTo(0.5 * 0.5 + 0.5 * 1, 10);
+    expect(out[2]).toMatchObject({ id: 'c', lexical: null, vector: 0.6 });
+    expect(out[2].score).toBeCloseTo(0.5 * 0.5, 10);
+  });
+
+  it('multipliers lift a title match and an epic over an equal score', async () => {
+    const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
+    const out = hybridRank(
+      { ...base, lexical: list(['plain', 5], ['title-match', 5], ['epic', 5]), vector: [] },
+      DEFAULT_HYBRID_SETTINGS,
+    );
+    expect(out.map((h) => h.id)).toEqual(['title-match', 'epic', 'plain']);
+  });
+
+  it('rrf fusion ranks by reciprocal rank', async () => {
+    const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
+    const settings = {
+      ...DEFAULT_HYBRID_SETTINGS,
+      fusion: 'rrf' as const,
+      multipliers: { title: false, id: false, type: false, recency: false },
+    };
+    const out = hybridRank(
+      { ...base, lexical: list(['a', 10], ['b', 5]), vector: list(['b', 0.9], ['a', 0.1]) },
+      settings,
+    );
+    expect(out[0].score).toBeCloseTo(out[1].score, 12);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Hybrid ranking: two independent retrievers (BM25F and vector search), each list normalized to
+ * [0, 1], fused, then multiplied by bounded domain multipliers (fusion.ts). The settings were chosen
+ * by measurement on the dev sets (docs/search.md, `npm run eval:hybrid`): one setting for all sets.
+ */
+import {
+  byUpperBound,
+  combineMultipliers,
+  cosineToUnit,
+  fuseLinear,
+  fuseRrf,
+  idMultiplier,
+  minMax,
+  recencyMultiplier,
+  titleMultiplier,
+  typeMultiplier,
+  type Scored,
+} from './fusion.js';
+
+export interface HybridSettings {
+  /** `linear`: weighted sum of normalized scores; `rrf`: reciprocal-rank fusion. */
+  fusion: 'linear' | 'rrf';
+  /** Linear fusion: the lexical share (the vector score gets the rest). */
+  lexicalWeight: number;
+  /** How BM25 scores are normalized: over the query's upper bound, or min-max over the list. */
+  lexicalNorm: 'upper' | 'minmax';
+  /** Cosine at or below this counts 0 (small sentence encoders rarely go below it for any text). */
+  vectorFloor: number;
+  /** Candidates taken from each retriever before fusion. */
+  candidates: number;
+  /** Multipliers: title coverage / exact title, exact id, epic type, recency (off by default). */
+  multipliers: { title: boolean; id: boolean; type: boolean; recency: boolean };
+}
+
+export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
+  fusion: 'linear',
+  lexicalWeight: 0.7,
+  lexicalNorm: 'upper',
+  vectorFloor: 0.2,
+  candidates: 100,
+  multipliers: { title: true, id: true, type: true, recency: false },
+};
+
+/** What the multipliers need to know about a document. */
+export interface DocFacts {
+  titleTerms: string[];
+  idKey: string;
+  type?: string;
+  updatedMs?: number;
+}
+
+export interface HybridInput {
+  lexical: Scored[];
+  vector: Scored[];
+  /** Σ idf(t) · (k1 + 1) over the query terms: the best BM25F score possible for this query. */
+  lexicalUpperBound: number;
+  queryTerms: string[];
+  queryIdKey?: string;
+  facts: (id: string) => DocFacts;
+  nowMs?: number;
+}
+
+export interface HybridHit {
+  id: string;
+  score: number;
+  lexical: number | null;
+  vector: number | null;
+}
+
+/** Fuses the two lists; the result is sorted best first (ties by id, so the order is stable). */
+export function hybridRank(
+  input: HybridInput,
+  settings: HybridSettings = DEFAULT_HYBRID_SETTINGS,
+): HybridHit[] {
+  const lexical = input.lexical.slice(0, settings.candidates);
+  const vector = input.vector.slice(0, settings.candidates);
+  const lexScores = new Map(lexical.map((h) => [h.id, h.score]));
+  const vecScores = new Map(vector.map((h) => [h.id, h.score]));
+  const fused =
+    settings.fusion === 'rrf'
+      ? fuseRrf([lexical, vector])
+      : fuseLinear(
+          settings.lexicalNorm === 'upper' ? byUpperBound(lexical, input.lexicalUpperBound) : minMax(lexical),
+          cosineToUnit(vector, settings.vectorFloor),
+          { lexical: settings.lexicalWeight },
+        );
+  const now = input.nowMs ?? Date.now();
+  const m = settings.multipliers;
+  const out: HybridHit[] = [];
+  for (const [id, base] of fused) {
+    const f = input.facts(id);
+    const factor = combineMultipliers([
+      m.title ? titleMultiplier(input.queryTerms, f.titleTerms) : 1,
+      m.id ? idMultiplier(input.queryIdKey, f.idKey) : 1,
+      m.type ? typeMultiplier(f.type) : 1,
+      m.recency ? recencyMultiplier(f.updatedMs ?? 0, now) : 1,
+    ]);
+    out.push({
+      id,
+      score: base * factor,
+      lexical: lexScores.get(id) ?? null,
+      vector: vecScores.get(id) ?? null,
+    });
+  }
+  return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
