@@ -30,15 +30,26 @@ const variants: [string, Partial<SearchSettings['fieldWeights']>][] = [
 
 const lines = ['| field weights | judged queries passing | MRR of expected results |', '|---|---|---|'];
 for (const [name, weights] of variants) {
-  const service = await openBacklog({ dir: join(ROOT, 'demo/backlog'), cacheDir: false, search: { fieldWeights: { ...DEFAULT_SEARCH_SETTINGS.fieldWeights, ...weights } } });
+  const service = await openBacklog({
+    dir: join(ROOT, 'demo/backlog'),
+    cacheDir: false,
+    search: { fieldWeights: { ...DEFAULT_SEARCH_SETTINGS.fieldWeights, ...weights } },
+  });
   let pass = 0;
   let rr = 0;
   let expected = 0;
   for (const j of judged) {
     const res = service.searchUnified(j.query, { limit: 20, ...j.options });
-    const list = j.in === 'related' ? (res.related ?? []) : j.in === 'groups' ? (res.groups?.[0]?.results ?? []) : res.results;
+    const list =
+      j.in === 'related'
+        ? (res.related ?? [])
+        : j.in === 'groups'
+          ? (res.groups?.[0]?.results ?? [])
+          : res.results;
     const ids = list.map((r) => r.id);
-    const ok = j.expect.every((id) => ids.slice(0, j.within).includes(id)) && (j.absent ?? []).every((id) => !ids.includes(id));
+    const ok =
+      j.expect.every((id) => ids.slice(0, j.within).includes(id)) &&
+      (j.absent ?? []).every((id) => !ids.includes(id));
     if (ok) pass++;
     for (const id of j.expect) {
       const at = ids.indexOf(id);

@@ -1,4 +1,11 @@
-export { openBacklog, defaultBacklogDir, type OpenBacklogOptions } from './service/open-backlog.js';
+export {
+  openBacklog,
+  closeBacklog,
+  backlogWatcher,
+  defaultBacklogDir,
+  type OpenBacklogOptions,
+} from './service/open-backlog.js';
+export { watchBacklog, type BacklogWatcher, type WatchOptions } from './service/watcher.js';
 export {
   BacklogService,
   type SearchResult,

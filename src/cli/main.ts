@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
-import { openBacklog } from '../service/open-backlog.js';
+import { closeBacklog, openBacklog } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
 import { createProgress } from './progress.js';
@@ -27,11 +27,21 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
   return DEMO_BACKLOG_DIR;
 }
 
-async function open(cmd: Command, progress = false): Promise<BacklogService> {
+/** Services opened by this run: their persisted index is written before the process exits. */
+const opened: BacklogService[] = [];
+
+async function open(cmd: Command, progress = false, watch = false): Promise<BacklogService> {
   const { dir } = cmd.optsWithGlobals<GlobalOptions>();
   const bar = progress ? createProgress() : undefined;
-  const service = await openBacklog({ dir: await resolveDir(dir), onProgress: bar?.update });
+  // `index` (the one command with a progress bar) always rebuilds from the files.
+  const service = await openBacklog({
+    dir: await resolveDir(dir),
+    onProgress: bar?.update,
+    watch,
+    rebuild: progress,
+  });
   bar?.stop();
+  opened.push(service);
   return service;
 }
 
@@ -82,6 +92,12 @@ export function buildProgram(): Command {
     .option('-n, --limit <n>', 'results per page (1-100)', '10')
     .option('--offset <n>', 'skip this many results', '0')
     .option('--all-words', 'every word must match (conjunctive)')
+    .option(
+      '--raw',
+      'query language: "phrase", prefix*, AND/OR/NOT, -word, title:/tags:/status:/author:/type:',
+    )
+    .option('--related [hops]', 'add items linked to the hits, up to 1-3 links away')
+    .addOption(new Option('--group-by <key>', 'group results').choices(['type']))
     .option('--content', 'include full content')
     .option('--scores', 'include scores')
     .option('--json', 'print JSON')
@@ -93,6 +109,10 @@ export function buildProgram(): Command {
         limit: o.limit,
         offset: o.offset,
         conjunctive: Boolean(o.allWords),
+        match_mode: o.raw ? 'raw' : 'simple',
+        include_related: o.related !== undefined,
+        max_hops: typeof o.related === 'string' ? o.related : undefined,
+        group_by: o.groupBy,
         include_content: Boolean(o.content),
         include_scores: Boolean(o.scores),
       });
@@ -167,16 +187,21 @@ export function buildProgram(): Command {
   program
     .command('mcp')
     .description('serve the backlog to an MCP client over stdio (stdout carries the protocol)')
-    .action(async (_o, cmd: Command) => {
-      const service = await open(cmd);
+    .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd, false, o.watch !== false);
       const { runStdioServer } = await import('../mcp/stdio.js');
       process.stderr.write(`backlog-search: MCP over stdio for ${service.dir} (${service.size} items)\n`);
-      await runStdioServer(service);
+      try {
+        await runStdioServer(service);
+      } finally {
+        await closeBacklog(service);
+      }
     });
 
   program
     .command('serve')
-    .description('serve MCP over Streamable HTTP at /mcp (and GET /health)')
+    .description('serve the web viewer at /, the HTTP API (/search, /tasks, /events) and MCP at /mcp')
     .option('--port <n>', 'port (0 picks a free one)', '3030')
     .option('--host <host>', 'interface to bind; 127.0.0.1 keeps it on this machine', '127.0.0.1')
     .option(
@@ -187,6 +212,8 @@ export function buildProgram(): Command {
       '--allow-origin <origins>',
       'extra browser origins to accept, comma-separated, e.g. https://app.example.com',
     )
+    .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
+    .option('--viewer-dir <path>', 'serve the viewer from this folder (default: the built one, dist/viewer)')
     .action(async (o, cmd: Command) => {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -196,7 +223,7 @@ export function buildProgram(): Command {
           'Pass an integer from 0 to 65535 (0 picks a free port).',
           { field: 'port' },
         );
-      const service = await open(cmd);
+      const service = await open(cmd, false, o.watch !== false);
       const { startHttpServer } = await import('../http/server.js');
       const list = (v: unknown) =>
         typeof v === 'string'
@@ -211,7 +238,9 @@ export function buildProgram(): Command {
         port,
         allowedHosts: list(o.allowHost),
         allowedOrigins: list(o.allowOrigin),
-      }).catch((err: NodeJS.ErrnoException) => {
+        viewerDir: o.viewerDir ? resolve(o.viewerDir) : undefined,
+      }).catch(async (err: NodeJS.ErrnoException) => {
+        await closeBacklog(service);
         if (err.code === 'EADDRINUSE')
           throw new BacklogError(
             'CONFLICT',
@@ -221,8 +250,11 @@ export function buildProgram(): Command {
           );
         throw err;
       });
+      const { findViewerDir } = await import('../http/viewer.js');
       process.stderr.write(
-        `backlog-search: serving ${service.dir} (${service.size} items) at ${running.url}\nMCP (Streamable HTTP): ${running.url}/mcp\n`,
+        `backlog-search: serving ${service.dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
+          `Viewer: ${running.url}/${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
+          `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n`,
       );
       if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
         process.stderr.write(
@@ -234,6 +266,7 @@ export function buildProgram(): Command {
         process.once('SIGTERM', resolve);
       });
       await running.close();
+      await closeBacklog(service);
     });
 
   return program;
@@ -244,6 +277,7 @@ export async function main(argv = process.argv): Promise<void> {
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
+    await Promise.all(opened.map((s) => s.flush()));
   } catch (err) {
     const e = isBacklogError(err)
       ? err

@@ -1,7 +1,8 @@
 /**
- * The HTTP surface: one Hono app. Routes so far: `GET /health` and MCP Streamable HTTP at `/mcp`.
- * Add routes to the app returned by `createHttpApp` (the Host/Origin guard and the JSON error
- * handlers already cover them).
+ * The HTTP surface: one Hono app. `GET /health`, MCP Streamable HTTP at `/mcp`, the read API
+ * (`/search`, `/tasks`, `/tasks/:id`, `/resources/*`, `/events`; see ./api.ts) and the viewer's
+ * static files at `/` (./viewer.ts). Add routes to the app returned by `createHttpApp` (the
+ * Host/Origin guard and the JSON error handlers already cover them).
  */
 import { serve, type HttpBindings } from '@hono/node-server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -14,6 +15,8 @@ import { isBacklogError } from '../errors.js';
 import { createMcpServer } from '../mcp/server.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { VERSION } from '../version.js';
+import { mountApi } from './api.js';
+import { viewerHandler } from './viewer.js';
 
 export interface HttpAppOptions {
   /**
@@ -31,6 +34,11 @@ export interface HttpAppOptions {
   sessionIdleMs?: number;
   /** At most this many MCP sessions; the least recently used is closed beyond it (default 100). */
   maxSessions?: number;
+  /**
+   * The built viewer (a folder with index.html); default dist/viewer of this package. `false` serves
+   * no viewer.
+   */
+  viewerDir?: string | false;
 }
 
 export type HttpEnv = { Bindings: HttpBindings };
@@ -41,7 +49,7 @@ const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 /** JSON error body of every HTTP failure (the MCP tools use the same `{status, error}` shape). */
 export function httpError(
   c: Context,
-  status: 400 | 403 | 404 | 405 | 500,
+  status: 400 | 403 | 404 | 405 | 409 | 500,
   code: string,
   message: string,
   hint: string,
@@ -189,22 +197,29 @@ function mountMcp(app: HttpApp, service: BacklogService, options: HttpAppOptions
 
 const disposers = new WeakMap<HttpApp, () => Promise<void>>();
 
+/** The HTTP status of each error code: 400 for bad input, 404, 409, 500. */
+export function statusOf(code: string): 400 | 404 | 409 | 500 {
+  switch (code) {
+    case 'NOT_FOUND':
+      return 404;
+    case 'CONFLICT':
+      return 409;
+    case 'INTERNAL':
+      return 500;
+    default:
+      return 400;
+  }
+}
+
 /**
- * The HTTP app over `service`: Host/Origin guard on every route, JSON errors, `GET /health`, and
- * MCP at `/mcp`. Pass it to `startHttpServer`, or to any Hono adapter; `disposeHttpApp` closes its MCP sessions.
+ * The HTTP app over `service`: Host/Origin guard on every route, JSON errors, `GET /health`, MCP
+ * at `/mcp`, the read API and the viewer. Pass it to `startHttpServer`, or to any Hono adapter; `disposeHttpApp` closes its MCP sessions.
  */
 export function createHttpApp(service: BacklogService, options: HttpAppOptions = {}): HttpApp {
   const app = new Hono<HttpEnv>();
   app.use('*', hostOriginGuard(options));
   app.onError((err, c) => {
-    if (isBacklogError(err))
-      return httpError(
-        c,
-        err.code === 'NOT_FOUND' ? 404 : err.code === 'INTERNAL' ? 500 : 400,
-        err.code,
-        err.message,
-        err.hint,
-      );
+    if (isBacklogError(err)) return httpError(c, statusOf(err.code), err.code, err.message, err.hint);
     process.stderr.write(`backlog-search http: ${err.stack ?? err.message}\n`);
     return httpError(
       c,
@@ -214,14 +229,18 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
       'Unexpected failure; please report it with the request you made.',
     );
   });
-  app.notFound((c) =>
-    httpError(
-      c,
-      404,
-      'NOT_FOUND',
-      `No route ${c.req.method} ${c.req.path}`,
-      'Routes: GET /health, POST|GET|DELETE /mcp.',
-    ),
+  const viewer = options.viewerDir === false ? undefined : viewerHandler(options.viewerDir);
+  // The viewer's files are served where no route matched, so routes added to the app later still win.
+  app.notFound(
+    async (c) =>
+      (await viewer?.(c)) ??
+      httpError(
+        c,
+        404,
+        'NOT_FOUND',
+        `No route ${c.req.method} ${c.req.path}`,
+        'Routes: GET /search, /tasks, /tasks/:id, /resources/<path>, /events, /health; POST|GET|DELETE /mcp; the viewer at /.',
+      ),
   );
 
   app.get('/health', (c) =>
@@ -234,7 +253,12 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
     }),
   );
 
-  disposers.set(app, mountMcp(app, service, options));
+  const closeMcp = mountMcp(app, service, options);
+  const closeEvents = mountApi(app, service);
+  disposers.set(app, async () => {
+    await closeEvents();
+    await closeMcp();
+  });
   return app;
 }
 

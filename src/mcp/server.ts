@@ -423,17 +423,15 @@ function tools(service: BacklogService): Record<string, ToolSpec> {
             { field: 'ids' },
           );
         if (input.ids.length === 1) service.get(input.ids[0]); // a single unknown id is an error, not an entry
-        const entries = service
-          .get(input.ids)
-          .map((e) =>
-            e.status === 'ok'
-              ? {
-                  id: e.id,
-                  status: 'ok' as const,
-                  item: itemView(e.item, input.max_chars, input.content_offset),
-                }
-              : e,
-          );
+        const entries = service.get(input.ids).map((e) =>
+          e.status === 'ok'
+            ? {
+                id: e.id,
+                status: 'ok' as const,
+                item: itemView(e.item, input.max_chars, input.content_offset),
+              }
+            : e,
+        );
         const found = entries.filter((e) => e.status === 'ok').length;
         const text = entries
           .map((e) =>

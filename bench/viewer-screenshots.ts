@@ -1,0 +1,71 @@
+/**
+ * `npm run screenshots`: the viewer on the demo backlog (a temp copy), photographed in headless
+ * Chromium into docs/screenshots/: the list, the board, the spotlight, the detail, and the spotlight
+ * in the dark theme.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { ROOT, tempBacklog } from '../test/helpers.js';
+import { HAS_CHROMIUM, buildViewer, launchChromium, serveBacklog } from '../test/viewer-browser.js';
+
+if (!HAS_CHROMIUM) throw new Error('Chromium not found at /usr/bin/chromium (apt-get install chromium)');
+
+const OUT = join(ROOT, 'docs', 'screenshots');
+await mkdir(OUT, { recursive: true });
+const built = await buildViewer();
+const backlog = await tempBacklog();
+const served = await serveBacklog(backlog.dir, built.dir);
+const url = served.server.url;
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.evaluate('document.fonts.ready');
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: join(OUT, `${name}.png`) });
+  process.stderr.write(`docs/screenshots/${name}.png\n`);
+}
+
+async function spotlight(page: Page, query: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.waitForSelector('.list-view .row');
+  await page.keyboard.press('Control+k');
+  await page.locator('.sl-input').pressSequentially(query, { delay: 20 });
+  await page.waitForSelector(`#sl-list[data-key="${query}||relevant"]`, { state: 'attached' });
+  await page.keyboard.press('ArrowDown');
+}
+
+try {
+  for (const scheme of ['light', 'dark'] as const) {
+    const browser = await launchChromium({
+      width: 1280,
+      height: 800,
+      colorScheme: scheme,
+      deviceScaleFactor: 1,
+    });
+    try {
+      const page = await browser.context.newPage();
+      if (scheme === 'light') {
+        await page.goto(`${url}/`);
+        await page.waitForSelector('.list-view .row');
+        await shoot(page, 'list');
+        await page.goto(`${url}/?view=board`);
+        await page.waitForSelector('.board .card');
+        await shoot(page, 'board');
+        await spotlight(page, 'login rate limit');
+        await shoot(page, 'spotlight');
+        await page.goto(`${url}/?item=TASK-0001`);
+        await page.waitForSelector('.detail-body[data-id="TASK-0001"]');
+        await shoot(page, 'detail');
+      } else {
+        await spotlight(page, 'sync offline');
+        await shoot(page, 'spotlight-dark');
+      }
+    } finally {
+      await browser.close();
+    }
+  }
+} finally {
+  await served.close();
+  await backlog.cleanup();
+  await built.cleanup();
+}

@@ -1,0 +1,127 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BacklogChange, BacklogService } from '../src/service/backlog-service.js';
+import { backlogWatcher, closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { tempBacklog } from './helpers.js';
+
+/** Polls `check` until it holds; fails after `ms`. Returns how long it took. */
+async function within(ms: number, check: () => boolean): Promise<number> {
+  const started = performance.now();
+  while (!check()) {
+    if (performance.now() - started > ms) throw new Error(`not seen within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return performance.now() - started;
+}
+
+const ids = (service: BacklogService, query: string) =>
+  service.searchUnified(query, { limit: 100 }).results.map((r) => r.id);
+
+describe('watcher: live updates from the files on disk', () => {
+  let service: BacklogService;
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  const changes: BacklogChange[] = [];
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempBacklog());
+    service = await openBacklog({ dir, watch: true });
+    service.onChange((c) => changes.push(c));
+  });
+
+  afterAll(async () => {
+    await closeBacklog(service);
+    await cleanup?.();
+  });
+
+  it('starts with openBacklog({watch: true}) and is exposed by backlogWatcher', () => {
+    expect(backlogWatcher(service)).toBeDefined();
+  });
+
+  it('a new file is searchable within 1 s', async () => {
+    await writeFile(
+      join(dir, 'tasks', 'TASK-0900-zebra-crossing.md'),
+      '---\nid: TASK-0900\ntitle: Zebra crossing detector\nstatus: open\n---\nDetect zebrafinch patterns.\n',
+    );
+    expect(await within(1000, () => ids(service, 'zebrafinch').includes('TASK-0900'))).toBeLessThan(1000);
+    expect(changes).toContainEqual({
+      kind: 'upsert',
+      path: 'tasks/TASK-0900-zebra-crossing.md',
+      id: 'TASK-0900',
+    });
+  });
+
+  it('a changed file is re-indexed within 1 s (old words gone, new words found)', async () => {
+    const path = join(dir, 'tasks', 'TASK-0001-login-rate-limit.md');
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, text.replace(/^title: .*$/m, 'title: Throttle login with a kumquat bucket'));
+    await within(1000, () => ids(service, 'kumquat')[0] === 'TASK-0001');
+    expect(service.get('TASK-0001').title).toBe('Throttle login with a kumquat bucket');
+  });
+
+  it('a deleted file leaves the index within 1 s', async () => {
+    expect(ids(service, 'passkeys')).toContain('TASK-0005');
+    await rm(join(dir, 'tasks', 'TASK-0005-passkeys-second-factor.md'));
+    await within(1000, () => !ids(service, 'passkeys').includes('TASK-0005'));
+    expect(() => service.get('TASK-0005')).toThrow(/No item/);
+  });
+
+  it('a renamed file is found under its new path within 1 s', async () => {
+    const from = join(dir, 'resources', 'glossary.txt');
+    const to = join(dir, 'resources', 'glossary-renamed.txt');
+    expect(service.resolve('resources/glossary.txt')).toBeDefined();
+    await rename(from, to);
+    await within(
+      1000,
+      () =>
+        service.resolve('resources/glossary.txt') === undefined &&
+        service.resolve('resources/glossary-renamed.txt') !== undefined,
+    );
+  });
+
+  it('a folder renamed: its files move with it', async () => {
+    await rename(join(dir, 'resources', 'runbooks'), join(dir, 'resources', 'playbooks'));
+    await within(
+      1000,
+      () =>
+        service.resolve('resources/runbooks/sync-outage.md') === undefined &&
+        service.resolve('resources/playbooks/sync-outage.md') !== undefined,
+    );
+  });
+
+  it('ignores hidden folders, node_modules and non-text files', async () => {
+    const before = service.size;
+    await mkdir(join(dir, '.cache'), { recursive: true });
+    await mkdir(join(dir, 'node_modules', 'x'), { recursive: true });
+    await writeFile(join(dir, '.cache', 'index.md'), '# hidden\nquinoaword');
+    await writeFile(join(dir, 'node_modules', 'x', 'README.md'), '# dep\nquinoaword');
+    await writeFile(join(dir, 'resources', 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]));
+    // A visible file written after them: once it is indexed, the others had their chance.
+    await writeFile(join(dir, 'resources', 'marker.md'), '# Marker\nmarkerword');
+    await within(1000, () => ids(service, 'markerword').length === 1);
+    await backlogWatcher(service)!.idle();
+    expect(ids(service, 'quinoaword')).toEqual([]);
+    expect(service.resolve('resources/logo.png')).toBeUndefined();
+    expect(service.size).toBe(before + 1);
+  });
+
+  it('a burst of writes to one file is applied once it settles', async () => {
+    const path = join(dir, 'resources', 'burst.md');
+    const seen = changes.length;
+    for (let i = 0; i < 10; i++) await writeFile(path, `# Burst ${i}\nburstword version ${i}`);
+    await within(1000, () => ids(service, 'burstword').length === 1);
+    await backlogWatcher(service)!.idle();
+    await within(1000, () => service.get('resources/burst.md').title === 'Burst 9');
+    expect(changes.slice(seen).filter((c) => c.path === 'resources/burst.md').length).toBeLessThanOrEqual(3);
+  });
+
+  it('closeBacklog stops watching', async () => {
+    await closeBacklog(service);
+    expect(backlogWatcher(service)).toBeUndefined();
+    await writeFile(join(dir, 'resources', 'after-close.md'), '# After\nafterclosedword');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ids(service, 'afterclosedword')).toEqual([]);
+    await closeBacklog(service); // twice is fine
+  });
+});

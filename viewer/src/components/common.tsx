@@ -1,0 +1,78 @@
+import type { JSX } from 'preact';
+import { itemRef, type ItemSummary } from '../api.js';
+import { statusLabel, statusTone } from '../format.js';
+import { getState, hrefFor, navigate, type UrlState } from '../state.js';
+import { TypeIcon } from './icons.js';
+
+/** Plain clicks on viewer links navigate in place; modified clicks (new tab, copy) keep the href. */
+export function onNavigate(patch: Partial<UrlState>) {
+  return (e: JSX.TargetedMouseEvent<HTMLAnchorElement>) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(patch);
+  };
+}
+
+export function StatusPill({ status }: { status: string | null }) {
+  if (!status) return null;
+  return (
+    <span class={`pill tone-${statusTone(status)}`}>
+      <span class="dot" aria-hidden="true" />
+      {statusLabel(status)}
+    </span>
+  );
+}
+
+export function TypeBadge({ type }: { type: string }) {
+  return (
+    <span class={`type-badge type-${type}`}>
+      <TypeIcon type={type} size={13} />
+      {type === 'epic' ? 'Epic' : type === 'resource' ? 'Doc' : 'Task'}
+    </span>
+  );
+}
+
+/** A link that opens an item's detail. */
+export function ItemLink({
+  item,
+  class: cls,
+  children,
+}: {
+  item: Pick<ItemSummary, 'id' | 'type' | 'path'>;
+  class?: string;
+  children: JSX.Element | JSX.Element[] | string;
+}) {
+  const ref = itemRef(item);
+  return (
+    <a
+      class={cls}
+      href={hrefFor(getState(), { item: ref })}
+      onClick={onNavigate({ item: ref })}
+      data-id={item.id}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** The short name shown for an item: its id, or the file name for a resource. */
+export function shortId(item: Pick<ItemSummary, 'id' | 'type' | 'path'>): string {
+  return item.type === 'resource' || item.id.startsWith('mcp://')
+    ? item.path.slice(item.path.lastIndexOf('/') + 1)
+    : item.id;
+}
+
+export function Tags({ tags, max = 3 }: { tags: string[]; max?: number }) {
+  if (!tags.length) return null;
+  const shown = tags.slice(0, max);
+  return (
+    <span class="tags">
+      {shown.map((t) => (
+        <span class="tag" key={t}>
+          {t}
+        </span>
+      ))}
+      {tags.length > max && <span class="tag more">+{tags.length - max}</span>}
+    </span>
+  );
+}

@@ -1,0 +1,232 @@
+/** An item's detail: fields, parent and children links, references, and the body rendered. */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, getItem, type ItemDetail, type ItemSummary } from '../api.js';
+import { toApiError } from '../data.js';
+import { fullDate } from '../format.js';
+import { linkItems, renderMarkdown, renderPlain } from '../markdown.js';
+import { getState, hrefFor, navigate } from '../state.js';
+import { ItemLink, StatusPill, Tags, TypeBadge, shortId } from './common.js';
+import { BackIcon, CloseIcon, LinkIcon, TypeIcon } from './icons.js';
+
+const MARKDOWN_TYPES = new Set(['md', 'markdown', 'mdx']);
+
+function Body({ detail, resolve }: { detail: ItemDetail; resolve: (ref: string) => string | undefined }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const { item } = detail;
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const frag = MARKDOWN_TYPES.has(item.file_type)
+      ? renderMarkdown(item.body)
+      : renderPlain(item.body, item.file_type);
+    linkItems(frag, item.path, resolve, (r) => hrefFor(getState(), { item: r }));
+    el.replaceChildren(frag);
+  }, [item.body, item.file_type, item.path, resolve]);
+  const onClick = (e: MouseEvent) => {
+    const a = (e.target as HTMLElement).closest('a[data-item]');
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate({ item: a.getAttribute('data-item') ?? '' });
+  };
+  if (!item.body.trim()) return <p class="muted">This file has no content.</p>;
+  return <div class="markdown" ref={ref} onClick={onClick} />;
+}
+
+function Field({ label, children }: { label: string; children: ComponentChildren }) {
+  if (children === null || children === undefined || children === '' || children === false) return null;
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </>
+  );
+}
+
+function Reference({ value, byId }: { value: string; byId: Map<string, ItemSummary> }) {
+  const known = byId.get(value);
+  if (known)
+    return (
+      <ItemLink item={known} class="ref-link">
+        <TypeIcon type={known.type} size={13} />
+        <span class="row-id">{known.id}</span>
+        <span>{known.title}</span>
+      </ItemLink>
+    );
+  if (/^https?:\/\//i.test(value))
+    return (
+      <a href={value} target="_blank" rel="noopener noreferrer" class="ref-link external">
+        {value}
+      </a>
+    );
+  return <span class="ref-link">{value}</span>;
+}
+
+export function DetailPanel({
+  refId,
+  version,
+  byId,
+  resolve,
+}: {
+  refId: string;
+  version: number;
+  byId: Map<string, ItemSummary>;
+  resolve: (ref: string) => string | undefined;
+}) {
+  const [detail, setDetail] = useState<ItemDetail | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [copied, setCopied] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const lastRef = useRef('');
+
+  useEffect(() => {
+    const ctrl = new AbortController();
+    getItem(refId, ctrl.signal)
+      .then((d) => {
+        setDetail(d);
+        setError(null);
+      })
+      .catch((err) => {
+        if (ctrl.signal.aborted) return;
+        setError(toApiError(err));
+        setDetail(null);
+      });
+    return () => ctrl.abort();
+  }, [refId, version]);
+
+  // Focus moves to the heading when another item opens (not on a live refresh of the same one).
+  useEffect(() => {
+    if (detail && lastRef.current !== refId) {
+      lastRef.current = refId;
+      heading.current?.focus({ preventScroll: true });
+      heading.current?.closest('.detail')?.scrollTo({ top: 0 });
+    }
+  }, [detail, refId]);
+
+  const close = () => navigate({ item: '' });
+  const copyLink = async () => {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1500);
+    } catch {
+      // Clipboard unavailable (http on a non-local host); the address bar has the link.
+    }
+  };
+
+  return (
+    <aside class="detail" aria-label="Item details">
+      <div class="detail-bar">
+        <button type="button" class="icon-btn back" onClick={close} aria-label="Back to the list">
+          <BackIcon />
+        </button>
+        {detail && (
+          <span class="detail-crumbs">
+            <TypeBadge type={detail.item.type} />
+            <span class="row-id">{shortId(detail.item)}</span>
+          </span>
+        )}
+        <span class="spacer" />
+        <button
+          type="button"
+          class="icon-btn"
+          onClick={copyLink}
+          aria-label="Copy link to this item"
+          title="Copy link"
+        >
+          <LinkIcon />
+          {copied && <span class="copied">Copied</span>}
+        </button>
+        <button
+          type="button"
+          class="icon-btn close"
+          onClick={close}
+          aria-label="Close details"
+          title="Close (Esc)"
+        >
+          <CloseIcon />
+        </button>
+      </div>
+      {error && (
+        <div class="notice error" role="alert">
+          <strong>{error.code === 'NOT_FOUND' ? 'Not found' : error.code}</strong>
+          <p>{error.message}</p>
+          {error.code === 'NOT_FOUND' ? (
+            <p class="muted">It may have been deleted or renamed.</p>
+          ) : (
+            error.hint && <p class="muted">{error.hint}</p>
+          )}
+        </div>
+      )}
+      {!detail && !error && <div class="skeleton" aria-busy="true" aria-label="Loading" />}
+      {detail && (
+        <article class="detail-body" data-id={detail.item.id}>
+          <header>
+            <h1 ref={heading} tabIndex={-1} class="detail-title">
+              {detail.item.title}
+            </h1>
+            <div class="detail-pills">
+              <StatusPill status={detail.item.status} />
+              {detail.item.priority && (
+                <span class="pill tone-neutral">Priority: {detail.item.priority}</span>
+              )}
+              <Tags tags={detail.item.tags} max={12} />
+            </div>
+          </header>
+          {detail.parent && (
+            <nav class="parent" aria-label="Parent">
+              <span class="muted">Part of</span>
+              <ItemLink item={detail.parent} class="ref-link">
+                <TypeIcon type={detail.parent.type} size={13} />
+                <span class="row-id">{detail.parent.id}</span>
+                <span>{detail.parent.title}</span>
+              </ItemLink>
+            </nav>
+          )}
+          <dl class="fields">
+            <Field label="Assignee">{detail.item.assignee}</Field>
+            <Field label="Author">{detail.item.author}</Field>
+            <Field label="Created">{fullDate(detail.item.created_at)}</Field>
+            <Field label="Updated">{fullDate(detail.item.updated_at)}</Field>
+            <Field label="File">
+              <code>{detail.item.path}</code>
+            </Field>
+          </dl>
+          <Body detail={detail} resolve={resolve} />
+          {detail.children.length > 0 && (
+            <section class="children" aria-labelledby="children-title">
+              <h2 id="children-title">
+                {detail.item.type === 'epic' ? 'Tasks in this epic' : 'Children'}
+                <span class="count">{detail.children.length}</span>
+              </h2>
+              <ul>
+                {detail.children.map((c) => (
+                  <li key={c.id}>
+                    <ItemLink item={c} class="child">
+                      <TypeIcon type={c.type} size={14} />
+                      <span class="row-id">{shortId(c)}</span>
+                      <span class="row-title">{c.title}</span>
+                      <StatusPill status={c.status} />
+                    </ItemLink>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+          {detail.item.references.length > 0 && (
+            <section class="references" aria-labelledby="refs-title">
+              <h2 id="refs-title">References</h2>
+              <ul>
+                {detail.item.references.map((r) => (
+                  <li key={r}>
+                    <Reference value={r} byId={byId} />
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </article>
+      )}
+    </aside>
+  );
+}

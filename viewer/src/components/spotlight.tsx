@@ -1,0 +1,420 @@
+/**
+ * Spotlight (Ctrl/Cmd+K): search as you type through GET /search. Arrow keys and Enter, type chips,
+ * relevant/recent, the search mode of the answer, snippets highlighted after escaping, an empty
+ * state that says why, and recent searches.
+ */
+import type { JSX } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, itemRef, search, type Search, type SearchResult } from '../api.js';
+import { toApiError } from '../data.js';
+import { forgetSearches, isMac, recentSearches, rememberSearch } from '../format.js';
+import { highlightHtml } from '../highlight.js';
+import { SEARCH_DEBOUNCE_MS, spotlightParams } from '../search-params.js';
+import { ITEM_TYPES, navigate, type ItemType, type UrlState } from '../state.js';
+import { StatusPill, shortId } from './common.js';
+import { ClockIcon, CloseIcon, SearchIcon, TypeIcon } from './icons.js';
+
+const TYPE_LABELS: Record<ItemType, string> = { task: 'Tasks', epic: 'Epics', resource: 'Docs' };
+const MODE_LABELS: Record<string, string> = { bm25: 'BM25', hybrid: 'Hybrid', semantic: 'Semantic' };
+const MODE_TITLES: Record<string, string> = {
+  bm25: 'Keyword search (BM25F): matches words and their forms',
+  hybrid: 'Hybrid search: keywords and meaning (embeddings) combined',
+  semantic: 'Semantic search: by meaning (embeddings)',
+};
+
+function Html({ html, class: cls }: { html: string; class?: string }) {
+  // `html` comes from highlightHtml: the text escaped, then our <mark> tags added.
+  return <span class={cls} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+function ResultOption({
+  r,
+  index,
+  active,
+  query,
+  onPick,
+  onHover,
+}: {
+  r: SearchResult;
+  index: number;
+  active: boolean;
+  query: string;
+  onPick: (r: SearchResult) => void;
+  onHover: (i: number) => void;
+}) {
+  const snippet = r.snippet?.text ?? '';
+  const field = r.snippet?.field;
+  return (
+    <li
+      role="option"
+      id={`sl-opt-${index}`}
+      aria-selected={active}
+      class={`sl-option ${active ? 'active' : ''}`}
+      data-id={r.id}
+      onMouseDown={(e) => e.preventDefault()}
+      onClick={() => onPick(r)}
+      onMouseMove={() => !active && onHover(index)}
+    >
+      <TypeIcon type={r.type} size={18} />
+      <div class="sl-main">
+        <div class="sl-line">
+          <Html class="sl-title" html={highlightHtml(r.title, query)} />
+        </div>
+        {snippet && field !== 'title' && (
+          <div class="sl-snippet">
+            {field && field !== 'body' && <span class="sl-field">{field}: </span>}
+            <Html html={highlightHtml(snippet, query)} />
+          </div>
+        )}
+      </div>
+      <div class="sl-side">
+        <span class="row-id">{shortId(r)}</span>
+        {r.status && r.type !== 'resource' && <StatusPill status={r.status} />}
+      </div>
+    </li>
+  );
+}
+
+export function Spotlight({
+  state,
+  version,
+  onClose,
+}: {
+  state: UrlState;
+  version: number;
+  onClose: () => void;
+}) {
+  const [value, setValue] = useState(state.q ?? '');
+  const [response, setResponse] = useState<Search | null>(null);
+  /** The options the shown response answers: `query|types|sort` (for tests and stale checks). */
+  const [responseKey, setResponseKey] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [active, setActive] = useState(0);
+  const [elsewhere, setElsewhere] = useState<number | null>(null);
+  const [recent, setRecent] = useState(recentSearches);
+  const input = useRef<HTMLInputElement>(null);
+  const dialog = useRef<HTMLDivElement>(null);
+  const listRef = useRef<HTMLUListElement>(null);
+
+  const query = value.trim();
+  const types = state.qtypes;
+  const sort = state.qsort;
+
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+
+  // Back/forward may change the query in the URL.
+  useEffect(() => {
+    if ((state.q ?? '') !== value) setValue(state.q ?? '');
+  }, [state.q]);
+
+  useEffect(() => {
+    if (!query) {
+      setResponse(null);
+      setError(null);
+      setLoading(false);
+      setElsewhere(null);
+      return;
+    }
+    const ctrl = new AbortController();
+    setLoading(true);
+    const timer = setTimeout(async () => {
+      try {
+        const res = await search(spotlightParams(query, types, sort), ctrl.signal);
+        if (ctrl.signal.aborted) return;
+        setResponse(res);
+        setResponseKey(`${query}|${types.join(',')}|${sort}`);
+        setError(null);
+        setActive((a) => (a < res.results.length ? a : 0));
+        setElsewhere(null);
+        if (res.total === 0 && types.length) {
+          const all = await search({ query, limit: 1 }, ctrl.signal);
+          if (!ctrl.signal.aborted) setElsewhere(all.total);
+        }
+      } catch (err) {
+        if (ctrl.signal.aborted) return;
+        setError(toApiError(err));
+        setResponse(null);
+      } finally {
+        if (!ctrl.signal.aborted) setLoading(false);
+      }
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      clearTimeout(timer);
+      ctrl.abort();
+    };
+  }, [query, types.join(','), sort, version]);
+
+  const results = query ? (response?.results ?? []) : [];
+  const recentShown = query ? [] : recent;
+  const optionCount = query ? results.length : recentShown.length;
+
+  useEffect(() => {
+    listRef.current?.querySelector(`#sl-opt-${active}`)?.scrollIntoView({ block: 'nearest' });
+  }, [active, optionCount]);
+
+  const pick = (r: SearchResult) => {
+    rememberSearch(query);
+    navigate({ item: itemRef(r), q: null });
+  };
+  const useRecent = (q: string) => {
+    setValue(q);
+    navigate({ q }, true);
+    setActive(0);
+  };
+
+  const onInput = (e: JSX.TargetedEvent<HTMLInputElement>) => {
+    const v = e.currentTarget.value;
+    setValue(v);
+    setActive(0);
+    navigate({ q: v }, true);
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      if (!optionCount) return;
+      const step = e.key === 'ArrowDown' ? 1 : -1;
+      setActive((a) => (a + step + optionCount) % optionCount);
+    } else if (e.key === 'Home' && optionCount && e.ctrlKey) {
+      setActive(0);
+    } else if (e.key === 'End' && optionCount && e.ctrlKey) {
+      setActive(optionCount - 1);
+    } else if (e.key === 'Enter') {
+      e.preventDefault();
+      if (query && results[active]) pick(results[active]);
+      else if (!query && recentShown[active]) useRecent(recentShown[active]);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      onClose();
+    }
+  };
+
+  // Tab stays inside the dialog.
+  const trapTab = (e: KeyboardEvent) => {
+    if (e.key !== 'Tab' || !dialog.current) return;
+    const focusable = Array.from(
+      dialog.current.querySelectorAll<HTMLElement>('input, button:not([disabled]), [tabindex="0"]'),
+    );
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
+
+  const toggleType = (t: ItemType) => {
+    const next = types.includes(t) ? types.filter((x) => x !== t) : [...types, t];
+    navigate({ qtypes: ITEM_TYPES.filter((x) => next.includes(x)) }, true);
+    input.current?.focus();
+  };
+  const setSort = (s: 'relevant' | 'recent') => {
+    navigate({ qsort: s }, true);
+    input.current?.focus();
+  };
+
+  const mode = response?.search_mode;
+  const shownQuery = response?.query ?? query;
+  const typeNames = types.length ? types.map((t) => TYPE_LABELS[t].toLowerCase()).join(' or ') : 'items';
+  const empty = useMemo(() => {
+    if (!query || loading || error || !response || results.length) return null;
+    return (
+      <div class="sl-empty" role="status">
+        <p class="sl-empty-title">
+          No {typeNames} match “{shownQuery}”
+        </p>
+        {elsewhere ? (
+          <p>
+            {elsewhere} {elsewhere === 1 ? 'result' : 'results'} in other types.{' '}
+            <button
+              type="button"
+              class="link-btn"
+              onClick={() => {
+                navigate({ qtypes: [] }, true);
+                input.current?.focus();
+              }}
+            >
+              Search all types
+            </button>
+          </p>
+        ) : (
+          <p class="muted">
+            None of these words appear in any title, description, tag or document. Check the spelling, use
+            fewer words, or search an id such as TASK-0001.
+          </p>
+        )}
+        {response.warnings?.map((w) => (
+          <p class="muted" key={w}>
+            {w}
+          </p>
+        ))}
+      </div>
+    );
+  }, [query, loading, error, response, results.length, elsewhere, typeNames, shownQuery]);
+
+  const activeId = optionCount ? `sl-opt-${Math.min(active, optionCount - 1)}` : undefined;
+
+  return (
+    <div class="sl-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div
+        class="spotlight"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Search the backlog"
+        ref={dialog}
+        onKeyDown={trapTab}
+      >
+        <div class="sl-input-row">
+          <SearchIcon size={20} class="sl-search-icon" />
+          <input
+            ref={input}
+            class="sl-input"
+            type="text"
+            role="combobox"
+            aria-label="Search tasks, epics and documents"
+            aria-expanded={optionCount > 0}
+            aria-controls="sl-list"
+            aria-activedescendant={activeId}
+            aria-autocomplete="list"
+            placeholder="Search tasks, epics and docs…"
+            autoComplete="off"
+            spellcheck={false}
+            value={value}
+            onInput={onInput}
+            onKeyDown={onKeyDown}
+          />
+          {loading && <span class="spinner" aria-label="Searching" role="status" />}
+          {mode && (
+            <span class={`mode-badge mode-${mode}`} title={MODE_TITLES[mode] ?? mode} data-mode={mode}>
+              {MODE_LABELS[mode] ?? mode}
+            </span>
+          )}
+          <button type="button" class="icon-btn" onClick={onClose} aria-label="Close search">
+            <CloseIcon />
+          </button>
+        </div>
+        <div class="sl-controls">
+          <div class="chips" role="group" aria-label="Types to search">
+            {ITEM_TYPES.map((t) => (
+              <button
+                type="button"
+                key={t}
+                class="chip"
+                aria-pressed={types.includes(t)}
+                onClick={() => toggleType(t)}
+              >
+                <TypeIcon type={t} size={13} />
+                {TYPE_LABELS[t]}
+              </button>
+            ))}
+          </div>
+          <div class="segmented" role="group" aria-label="Order">
+            <button type="button" aria-pressed={sort === 'relevant'} onClick={() => setSort('relevant')}>
+              Relevant
+            </button>
+            <button type="button" aria-pressed={sort === 'recent'} onClick={() => setSort('recent')}>
+              Recent
+            </button>
+          </div>
+        </div>
+        <div class="sl-results">
+          {error && (
+            <div class="sl-empty" role="alert">
+              <p class="sl-empty-title">{error.message}</p>
+              {error.hint && <p class="muted">{error.hint}</p>}
+            </div>
+          )}
+          {empty}
+          {!query && (
+            <div class="sl-section-head">
+              {recentShown.length ? (
+                <>
+                  <span>Recent searches</span>
+                  <button
+                    type="button"
+                    class="link-btn"
+                    onClick={() => {
+                      forgetSearches();
+                      setRecent([]);
+                      input.current?.focus();
+                    }}
+                  >
+                    Clear
+                  </button>
+                </>
+              ) : (
+                <span class="muted">
+                  Type to search titles, descriptions, tags and documents — or an id such as TASK-0001.
+                </span>
+              )}
+            </div>
+          )}
+          <ul
+            id="sl-list"
+            role="listbox"
+            aria-label={query ? 'Results' : 'Recent searches'}
+            ref={listRef}
+            data-key={query && response ? responseKey : undefined}
+            data-total={query && response ? response.total : undefined}
+          >
+            {query
+              ? results.map((r, i) => (
+                  <ResultOption
+                    key={r.id}
+                    r={r}
+                    index={i}
+                    active={i === active}
+                    query={shownQuery}
+                    onPick={pick}
+                    onHover={setActive}
+                  />
+                ))
+              : recentShown.map((q, i) => (
+                  <li
+                    key={q}
+                    role="option"
+                    id={`sl-opt-${i}`}
+                    aria-selected={i === active}
+                    class={`sl-option recent ${i === active ? 'active' : ''}`}
+                    onMouseDown={(e) => e.preventDefault()}
+                    onClick={() => useRecent(q)}
+                    onMouseMove={() => i !== active && setActive(i)}
+                  >
+                    <ClockIcon size={16} />
+                    <span class="sl-title">{q}</span>
+                  </li>
+                ))}
+          </ul>
+        </div>
+        <div class="sl-footer">
+          <span>
+            <kbd>↑</kbd>
+            <kbd>↓</kbd> navigate
+          </span>
+          <span>
+            <kbd>↵</kbd> open
+          </span>
+          <span>
+            <kbd>esc</kbd> close
+          </span>
+          <span class="spacer" />
+          {response && query && (
+            <span class="sl-stats" aria-live="polite">
+              {response.total} {response.total === 1 ? 'result' : 'results'}
+              {response.total > results.length ? ` · top ${results.length}` : ''} · {response.took_ms} ms
+            </span>
+          )}
+          <span class="muted">{isMac ? '⌘K' : 'Ctrl K'}</span>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,233 @@
+/** The three ways to browse: a list grouped by status, a board, and the resources as a folder tree. */
+import { useMemo } from 'preact/hooks';
+import { itemRef, type ItemSummary } from '../api.js';
+import { relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
+import { getState, hrefFor } from '../state.js';
+import { ItemLink, Tags, onNavigate, shortId } from './common.js';
+import { FolderIcon, TypeIcon } from './icons.js';
+
+export interface Group {
+  key: string;
+  status: string | null;
+  items: ItemSummary[];
+}
+
+/** Items grouped by status (case and spacing folded), in workflow order. */
+export function groupByStatus(items: ItemSummary[], extraStatuses: (string | null)[] = []): Group[] {
+  const groups = new Map<string, Group>();
+  for (const s of extraStatuses) {
+    const key = statusKey(s);
+    if (!groups.has(key)) groups.set(key, { key, status: s, items: [] });
+  }
+  for (const item of items) {
+    const key = statusKey(item.status);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { key, status: item.status, items: [] }));
+    g.items.push(item);
+  }
+  return [...groups.values()].sort(
+    (a, b) => statusRank(a.status) - statusRank(b.status) || a.key.localeCompare(b.key),
+  );
+}
+
+interface ViewProps {
+  items: ItemSummary[];
+  byId: Map<string, ItemSummary>;
+  selected: string;
+  flashed: Set<string>;
+}
+
+function ParentLabel({ item, byId }: { item: ItemSummary; byId: Map<string, ItemSummary> }) {
+  if (!item.parent_id) return null;
+  const parent = byId.get(item.parent_id);
+  return (
+    <span class="parent-label" title={parent ? `${parent.id} ${parent.title}` : item.parent_id}>
+      <TypeIcon type={parent?.type ?? 'epic'} size={12} />
+      <span class="ellipsis">{parent ? parent.title : item.parent_id}</span>
+    </span>
+  );
+}
+
+function rowClass(item: ItemSummary, selected: string, flashed: Set<string>): string {
+  const ref = itemRef(item);
+  return [
+    ref === selected || item.id === selected ? 'selected' : '',
+    flashed.has(item.id) || flashed.has(item.path) ? 'flash' : '',
+  ].join(' ');
+}
+
+export function ListView({ items, byId, selected, flashed }: ViewProps) {
+  const groups = useMemo(() => groupByStatus(items), [items]);
+  return (
+    <div class="list-view">
+      {groups.map((g) => (
+        <section class="group" key={g.key} aria-labelledby={`group-${g.key}`} data-status={g.key}>
+          <h2 class="group-title" id={`group-${g.key}`}>
+            <span class={`dot tone-${statusTone(g.status)}`} aria-hidden="true" />
+            {statusLabel(g.status)}
+            <span class="count">{g.items.length}</span>
+          </h2>
+          <ul class="rows">
+            {g.items.map((item) => (
+              <li key={item.id}>
+                <ItemLink item={item} class={`row ${rowClass(item, selected, flashed)}`}>
+                  <TypeIcon type={item.type} />
+                  <span class="row-id">{shortId(item)}</span>
+                  <span class="row-title">{item.title}</span>
+                  <span class="row-meta">
+                    <ParentLabel item={item} byId={byId} />
+                    <Tags tags={item.tags} />
+                    <time class="when" dateTime={item.updated_at ?? undefined}>
+                      {relativeDate(item.updated_at)}
+                    </time>
+                  </span>
+                </ItemLink>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
+    </div>
+  );
+}
+
+export function BoardView({
+  items,
+  byId,
+  selected,
+  flashed,
+  statuses,
+}: ViewProps & { statuses: (string | null)[] }) {
+  const groups = useMemo(() => groupByStatus(items, statuses), [items, statuses]);
+  return (
+    <div class="board">
+      {groups.map((g) => (
+        <section class="column" key={g.key} aria-labelledby={`col-${g.key}`} data-status={g.key}>
+          <h2 class="column-title" id={`col-${g.key}`}>
+            <span class={`dot tone-${statusTone(g.status)}`} aria-hidden="true" />
+            {statusLabel(g.status)}
+            <span class="count">{g.items.length}</span>
+          </h2>
+          <ul class="cards">
+            {g.items.map((item) => (
+              <li key={item.id}>
+                <ItemLink item={item} class={`card ${rowClass(item, selected, flashed)}`}>
+                  <span class="card-head">
+                    <TypeIcon type={item.type} size={14} />
+                    <span class="row-id">{shortId(item)}</span>
+                    <time class="when" dateTime={item.updated_at ?? undefined}>
+                      {relativeDate(item.updated_at)}
+                    </time>
+                  </span>
+                  <span class="card-title">{item.title}</span>
+                  <span class="card-foot">
+                    <ParentLabel item={item} byId={byId} />
+                    <Tags tags={item.tags} max={2} />
+                  </span>
+                </ItemLink>
+              </li>
+            ))}
+            {g.items.length === 0 && <li class="column-empty">Nothing here</li>}
+          </ul>
+        </section>
+      ))}
+    </div>
+  );
+}
+
+interface Folder {
+  name: string;
+  path: string;
+  folders: Map<string, Folder>;
+  files: ItemSummary[];
+}
+
+function buildTree(items: ItemSummary[]): Folder {
+  const root: Folder = { name: '', path: '', folders: new Map(), files: [] };
+  for (const item of items) {
+    const parts = item.path.split('/');
+    let node = root;
+    for (const part of parts.slice(0, -1)) {
+      let next = node.folders.get(part);
+      if (!next) {
+        next = { name: part, path: node.path ? `${node.path}/${part}` : part, folders: new Map(), files: [] };
+        node.folders.set(part, next);
+      }
+      node = next;
+    }
+    node.files.push(item);
+  }
+  return root;
+}
+
+function countFiles(f: Folder): number {
+  let n = f.files.length;
+  for (const sub of f.folders.values()) n += countFiles(sub);
+  return n;
+}
+
+function FolderNode({
+  folder,
+  selected,
+  flashed,
+}: {
+  folder: Folder;
+  selected: string;
+  flashed: Set<string>;
+}) {
+  const folders = [...folder.folders.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const files = [...folder.files].sort((a, b) => a.path.localeCompare(b.path));
+  return (
+    <ul class="tree" role="group">
+      {folders.map((f) => (
+        <li key={f.path}>
+          <details open>
+            <summary>
+              <FolderIcon size={15} />
+              <span>{f.name}</span>
+              <span class="count">{countFiles(f)}</span>
+            </summary>
+            <FolderNode folder={f} selected={selected} flashed={flashed} />
+          </details>
+        </li>
+      ))}
+      {files.map((item) => {
+        const ref = itemRef(item);
+        return (
+          <li key={item.id}>
+            <a
+              class={`file ${ref === selected ? 'selected' : ''} ${flashed.has(item.path) ? 'flash' : ''}`}
+              href={hrefFor(getState(), { item: ref })}
+              onClick={onNavigate({ item: ref })}
+              data-id={item.id}
+              aria-current={ref === selected ? 'page' : undefined}
+            >
+              <TypeIcon type={item.type} size={15} />
+              <span class="file-name">{shortId(item)}</span>
+              {item.title && item.title !== shortId(item) && <span class="file-title">{item.title}</span>}
+            </a>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+export function FilesView({
+  items,
+  selected,
+  flashed,
+}: {
+  items: ItemSummary[];
+  selected: string;
+  flashed: Set<string>;
+}) {
+  const tree = useMemo(() => buildTree(items.filter((i) => i.type === 'resource')), [items]);
+  if (!tree.files.length && !tree.folders.size)
+    return <p class="empty">No resource files in this backlog: documents go anywhere outside tasks/.</p>;
+  return (
+    <nav class="files-view" aria-label="Resources">
+      <FolderNode folder={tree} selected={selected} flashed={flashed} />
+    </nav>
+  );
+}

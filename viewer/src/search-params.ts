@@ -1,0 +1,12 @@
+/**
+ * The options the spotlight sends to GET /search for a query. Kept free of DOM code so the parity
+ * test can import it and ask searchUnified the very same question.
+ */
+export const SPOTLIGHT_LIMIT = 20;
+export const SEARCH_DEBOUNCE_MS = 120;
+
+export type SpotlightType = 'task' | 'epic' | 'resource';
+
+export function spotlightParams(query: string, types: SpotlightType[], sort: 'relevant' | 'recent') {
+  return { query, types: types.length ? types : undefined, sort, limit: SPOTLIGHT_LIMIT };
+}

@@ -1,0 +1,87 @@
+/**
+ * The shapes of the HTTP API's answers, as far as the viewer reads them. Declared here rather than
+ * imported from the server (whose type graph pulls in Node-only code); `test/viewer-types.test.ts`
+ * checks at compile time that the server's types still provide every field listed here.
+ */
+export type ItemType = 'task' | 'epic' | 'resource';
+
+export interface ItemSummary {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  /** Relative to the backlog root. */
+  path: string;
+  tags: string[];
+  updated_at: string | null;
+}
+
+export interface Snippet {
+  field: string;
+  text: string;
+  matched_fields: string[];
+}
+
+export interface SearchResult {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  path: string;
+  snippet: Snippet;
+  matched_fields: string[];
+}
+
+export interface SearchResponse {
+  results: SearchResult[];
+  total: number;
+  query: string;
+  /** The mode that ran: bm25, hybrid or semantic. */
+  search_mode: string;
+  took_ms: number;
+  next_offset?: number;
+  warnings?: string[];
+}
+
+export interface ListResponse {
+  results: ItemSummary[];
+  total: number;
+  counts_by_status: Record<string, number>;
+  next_offset?: number;
+}
+
+export interface Item {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  tags: string[];
+  author: string | null;
+  assignee: string | null;
+  priority: string | null;
+  references: string[];
+  created_at: string | null;
+  updated_at: string | null;
+  body: string;
+  path: string;
+  file_type: string;
+}
+
+export interface ItemMetadata {
+  id: string;
+  path: string;
+  size: number;
+  modified_at: string | null;
+  links: { parent: string | null; children: string[]; references: string[] };
+}
+
+/** GET /tasks/:id and GET /resources/<path>. */
+export interface ItemDetailResponse {
+  item: Item & { uri: string };
+  metadata: ItemMetadata;
+  parent: ItemSummary | null;
+  children: ItemSummary[];
+}
