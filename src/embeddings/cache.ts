@@ -1,0 +1,331 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { endianness } from 'node:os';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * File layout (little-endian), version 1:
+ *
+ *   0   8 bytes  magic "BSEMBED\0"
+ *   8   u32      format version
+ *   12  u32      dims
+ *   16  u32      count
+ *   20  u32      byte length L of the model id
+ *   24  u32      encoding: 0 = Float32, 1 = Int8 with one Float32 scale per vector
+ *   28  L bytes  model id (UTF-8), zero-padded to a multiple of 4
+ *   H   count x 20 bytes   SHA-1 of each chunk text
+ *   V   f32: count x dims x 4 bytes, Float32 vectors in the same order
+ *       i8:  count x 4 bytes of Float32 scales, then count x dims Int8 values (v[i] = q[i] * scale),
+ *            zero-padded to a multiple of 4
+ *   E   20 bytes           SHA-1 of bytes [0, E)
+ */
+export const CACHE_FORMAT_VERSION = 1;
+const MAGIC = Buffer.from('BSEMBED\0', 'latin1');
+const HASH_BYTES = 20;
+const HEADER_BYTES = 28;
+
+/**
+ * How vectors are stored on disk. `f32` (default) is exact. `i8` is a quarter of the vector bytes
+ * (536 B a chunk at 512 dims instead of 2,068): each vector scaled so its largest component is 127; a
+ * cosine read back differs by about 1e-3. In memory vectors are always Float32.
+ */
+export type CacheEncoding = 'f32' | 'i8';
+const ENCODINGS: CacheEncoding[] = ['f32', 'i8'];
+
+function dataBytes(encoding: CacheEncoding, count: number, dims: number): number {
+  return encoding === 'f32' ? count * dims * 4 : count * 4 + pad4(count * dims);
+}
+
+/** Content hash of a chunk text: hex SHA-1 of its UTF-8 bytes. */
+export function hashText(text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex');
+}
+
+/** The cache file for a model in `dir`: readable name plus a hash, so ids that slug alike never share a file. */
+export function cacheFileFor(dir: string, modelId: string): string {
+  const slug = modelId.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
+  return join(dir, `embeddings-${slug}-${hashText(modelId).slice(0, 8)}.bin`);
+}
+
+const pad4 = (n: number) => (n + 3) & ~3;
+
+/**
+ * Embeddings of chunk texts for one model, keyed by the SHA-1 of the text, kept in memory and saved as one
+ * binary file (atomically: temp file, fsync, rename). A file that is truncated, corrupt, from another model,
+ * dims or format version is ignored with a warning in `warnings`, never an exception.
+ *
+ * Vectors returned by `get` are views into the cache's storage; they never change afterwards (a stored row
+ * is written once, and compaction on `save` moves data to new storage), so they are safe to keep.
+ */
+export class EmbeddingCache {
+  readonly path: string;
+  readonly warnings: string[] = [];
+  private arena: Float32Array;
+  private rows = 0;
+  private readonly byHash = new Map<string, number>();
+  private changed = false;
+  private saving: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    readonly dir: string,
+    readonly modelId: string,
+    readonly dims: number,
+    readonly encoding: CacheEncoding,
+  ) {
+    this.path = cacheFileFor(dir, modelId);
+    this.arena = new Float32Array(dims * 64);
+  }
+
+  /**
+   * Opens the cache of `modelId` in `dir`, loading its file when there is a valid one (in either encoding;
+   * the next save writes `options.encoding`). Never throws on a bad file.
+   */
+  static async open(
+    dir: string,
+    modelId: string,
+    dims: number,
+    options: { encoding?: CacheEncoding } = {},
+  ): Promise<EmbeddingCache> {
+    const cache = new EmbeddingCache(dir, modelId, dims, options.encoding ?? 'f32');
+    await cache.load();
+    return cache;
+  }
+
+  /** Number of cached vectors. */
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  /** True when there is something `save` would write. */
+  get dirty(): boolean {
+    return this.changed;
+  }
+
+  has(hash: string): boolean {
+    return this.byHash.has(hash);
+  }
+
+  /** The vectors of `hashes` in order (undefined where not cached) and the positions that are missing. */
+  get(hashes: string[]): { vectors: (Float32Array | undefined)[]; missing: number[] } {
+    const vectors: (Float32Array | undefined)[] = [];
+    const missing: number[] = [];
+    const d = this.dims;
+    hashes.forEach((h, i) => {
+      const row = this.byHash.get(h);
+      if (row === undefined) {
+        vectors.push(undefined);
+        missing.push(i);
+      } else vectors.push(this.arena.subarray(row * d, row * d + d));
+    });
+    return { vectors, missing };
+  }
+
+  /** Stores vectors (a hash already present keeps its vector: same text, same model, same vector). */
+  put(hashes: string[], vectors: Float32Array[]): void {
+    if (hashes.length !== vectors.length) throw new Error('put: hashes and vectors differ in length');
+    const d = this.dims;
+    for (let i = 0; i < hashes.length; i++) {
+      if (this.byHash.has(hashes[i])) continue;
+      const v = vectors[i];
+      if (v.length !== d) throw new Error(`put: vector of ${v.length} dims, cache holds ${d}`);
+      if ((this.rows + 1) * d > this.arena.length) {
+        const bigger = new Float32Array(Math.max(this.arena.length * 2, (this.rows + 1) * d));
+        bigger.set(this.arena.subarray(0, this.rows * d));
+        this.arena = bigger;
+      }
+      this.arena.set(v, this.rows * d);
+      this.byHash.set(hashes[i], this.rows++);
+      this.changed = true;
+    }
+  }
+
+  /** Keeps only the given hashes (the chunks still in use); returns how many were dropped. */
+  retain(hashes: Iterable<string>): number {
+    const keep = new Set(hashes);
+    let dropped = 0;
+    for (const h of [...this.byHash.keys()]) {
+      if (!keep.has(h)) {
+        this.byHash.delete(h);
+        dropped++;
+      }
+    }
+    if (dropped > 0) this.changed = true;
+    return dropped;
+  }
+
+  /** Writes the file when anything changed (atomic: temp file + fsync + rename). Returns whether it wrote. */
+  save(): Promise<boolean> {
+    const run = this.saving.then(() => this.write());
+    this.saving = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Bytes of the cache file on disk (0 when there is none). */
+  async sizeOnDisk(): Promise<number> {
+    try {
+      return (await stat(this.path)).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  private async write(): Promise<boolean> {
+    if (!this.changed) return false;
+    this.changed = false;
+    const d = this.dims;
+    const id = Buffer.from(this.modelId, 'utf8');
+    const count = this.byHash.size;
+    const h = HEADER_BYTES + pad4(id.length);
+    const v = h + count * HASH_BYTES;
+    const e = v + dataBytes(this.encoding, count, d);
+    const buf = Buffer.alloc(e + HASH_BYTES);
+    MAGIC.copy(buf, 0);
+    buf.writeUInt32LE(CACHE_FORMAT_VERSION, 8);
+    buf.writeUInt32LE(d, 12);
+    buf.writeUInt32LE(count, 16);
+    buf.writeUInt32LE(id.length, 20);
+    buf.writeUInt32LE(ENCODINGS.indexOf(this.encoding), 24);
+    id.copy(buf, HEADER_BYTES);
+    // The in-memory copy after compaction: exactly what a reload would give.
+    const out = new Float32Array(Math.max(count, 64) * d);
+    const scales =
+      this.encoding === 'i8' ? new Float32Array(buf.buffer, buf.byteOffset + v, count) : undefined;
+    const f32 =
+      this.encoding === 'f32' ? new Float32Array(buf.buffer, buf.byteOffset + v, count * d) : undefined;
+    const i8 = scales ? new Int8Array(buf.buffer, buf.byteOffset + v + count * 4, count * d) : undefined;
+    let row = 0;
+    const byHash = new Map<string, number>();
+    for (const [hash, r] of this.byHash) {
+      buf.write(hash, h + row * HASH_BYTES, HASH_BYTES, 'hex');
+      const vec = this.arena.subarray(r * d, r * d + d);
+      if (f32) f32.set(vec, row * d);
+      if (i8 && scales) quantize(vec, i8, row * d, scales, row);
+      byHash.set(hash, row++);
+    }
+    if (f32) out.set(f32);
+    if (i8 && scales) dequantize(i8, scales, count, d, out);
+    createHash('sha1').update(buf.subarray(0, e)).digest().copy(buf, e);
+    // Compacted storage (old views keep the old arena alive and unchanged).
+    this.arena = out;
+    this.rows = count;
+    this.byHash.clear();
+    for (const [hash, r] of byHash) this.byHash.set(hash, r);
+
+    await mkdir(this.dir, { recursive: true });
+    const tmp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      const fh = await open(tmp, 'w');
+      try {
+        await fh.writeFile(buf);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, this.path);
+    } catch (err) {
+      this.changed = true;
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    return true;
+  }
+
+  private async load(): Promise<void> {
+    let buf: Buffer;
+    try {
+      buf = await readFile(this.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.warnings.push(
+          `embedding cache ${this.path} unreadable (${(err as Error).message}); starting empty`,
+        );
+      return;
+    }
+    const problem = this.check(buf);
+    if (problem) {
+      this.warnings.push(`embedding cache ${this.path} ignored: ${problem}; it will be rebuilt`);
+      return;
+    }
+    const d = this.dims;
+    const count = buf.readUInt32LE(16);
+    const encoding = ENCODINGS[buf.readUInt32LE(24)];
+    const h = HEADER_BYTES + pad4(buf.readUInt32LE(20));
+    const v = h + count * HASH_BYTES;
+    // Copied into aligned storage of our own (a Buffer's offset is not always a multiple of 4).
+    const data = buf.buffer.slice(buf.byteOffset + v, buf.byteOffset + v + dataBytes(encoding, count, d));
+    this.arena = new Float32Array(Math.max(count, 64) * d);
+    if (encoding === 'f32') this.arena.set(new Float32Array(data, 0, count * d));
+    else
+      dequantize(
+        new Int8Array(data, count * 4, count * d),
+        new Float32Array(data, 0, count),
+        count,
+        d,
+        this.arena,
+      );
+    for (let i = 0; i < count; i++) {
+      this.byHash.set(buf.toString('hex', h + i * HASH_BYTES, h + (i + 1) * HASH_BYTES), i);
+    }
+    // Stored in another encoding than asked: the next save rewrites it.
+    if (encoding !== this.encoding && count > 0) this.changed = true;
+    this.rows = count;
+  }
+
+  /** Why `buf` is not a usable cache for this model, or undefined when it is. */
+  private check(buf: Buffer): string | undefined {
+    if (endianness() !== 'LE') return 'this machine is big-endian and the cache format is little-endian';
+    if (buf.length < HEADER_BYTES + HASH_BYTES || !buf.subarray(0, 8).equals(MAGIC))
+      return 'not an embedding cache file';
+    const version = buf.readUInt32LE(8);
+    if (version !== CACHE_FORMAT_VERSION)
+      return `format version ${version}, expected ${CACHE_FORMAT_VERSION}`;
+    const idLength = buf.readUInt32LE(20);
+    if (HEADER_BYTES + idLength > buf.length) return 'truncated header';
+    const id = buf.toString('utf8', HEADER_BYTES, HEADER_BYTES + idLength);
+    if (id !== this.modelId) return `written by model "${id}", expected "${this.modelId}"`;
+    const dims = buf.readUInt32LE(12);
+    if (dims !== this.dims) return `${dims} dims, expected ${this.dims}`;
+    const count = buf.readUInt32LE(16);
+    const encoding = ENCODINGS[buf.readUInt32LE(24)];
+    if (!encoding) return `unknown vector encoding ${buf.readUInt32LE(24)}`;
+    const e = HEADER_BYTES + pad4(idLength) + count * HASH_BYTES + dataBytes(encoding, count, dims);
+    if (buf.length !== e + HASH_BYTES)
+      return `${buf.length} bytes, expected ${e + HASH_BYTES} (truncated or corrupt)`;
+    const sum = createHash('sha1').update(buf.subarray(0, e)).digest();
+    if (!sum.equals(buf.subarray(e))) return 'checksum mismatch (corrupt)';
+    return undefined;
+  }
+}
+
+/** Symmetric Int8 quantization of one vector: q = round(v / scale), scale = max |v| / 127. */
+function quantize(v: Float32Array, out: Int8Array, at: number, scales: Float32Array, row: number): void {
+  let max = 0;
+  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]));
+  const scale = max / 127;
+  scales[row] = scale;
+  if (scale === 0) return;
+  for (let i = 0; i < v.length; i++) out[at + i] = Math.round(v[i] / scale);
+}
+
+/** Int8 rows back to Float32, renormalized to unit length (a zero vector stays zero). */
+function dequantize(
+  q: Int8Array,
+  scales: Float32Array,
+  count: number,
+  dims: number,
+  out: Float32Array,
+): void {
+  for (let r = 0; r < count; r++) {
+    const base = r * dims;
+    let sum = 0;
+    for (let i = 0; i < dims; i++) {
+      const x = q[base + i] * scales[r];
+      out[base + i] = x;
+      sum += x * x;
+    }
+    if (sum > 0) {
+      const inv = 1 / Math.sqrt(sum);
+      for (let i = 0; i < dims; i++) out[base + i] *= inv;
+    }
+  }
+}

@@ -1,0 +1,570 @@
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { resolveEmbedder } from './resolve.js';
+import type {
+  Embedder,
+  EmbedderOptions,
+  EmbeddingProvider,
+  EmbedKind,
+  ResolvedEmbedder,
+  ResolvedProvider,
+} from './types.js';
+
+/** What a worker is started with (structured-cloned: plain data only). */
+export interface WorkerInit {
+  provider: EmbeddingProvider;
+  options: Omit<EmbedderOptions, 'loaders'>;
+}
+export type WorkerRequest =
+  { type: 'embed'; job: number; texts: string[]; kind: EmbedKind } | { type: 'close' };
+export type WorkerReply =
+  | {
+      type: 'ready';
+      provider: ResolvedProvider;
+      id: string;
+      dims: number;
+      maxTokens: number | undefined;
+      warnings: string[];
+    }
+  | { type: 'result'; job: number; data: Float32Array }
+  | { type: 'error'; job: number; message: string };
+
+export interface PoolOptions extends EmbedderOptions {
+  /** Default `auto`. */
+  provider?: EmbeddingProvider;
+  /** Worker threads, default min(2, cores). 0 embeds in the calling thread (blocks it: for tests and benchmarks). */
+  workers?: number;
+  /** Most texts in one batch. Default 16. */
+  batchSize?: number;
+  /**
+   * Most characters in one batch (a batch runs to the end once started, so this bounds how long a query
+   * waits behind indexing). Default 4000, about a third of a second of the bundled model's time.
+   */
+  maxBatchChars?: number;
+  /** Query embeddings kept (LRU). Default 512. */
+  queryCacheSize?: number;
+  /** How long a worker may take to load its model. Default 120 s. */
+  startTimeoutMs?: number;
+  /** A worker that takes longer than this on one batch is stopped and replaced; the batch is retried once. Default 120 s. */
+  batchTimeoutMs?: number;
+}
+
+export interface EmbedAllOptions {
+  kind?: EmbedKind;
+  /** Called after each batch with the number of texts embedded so far. */
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface PoolStats {
+  workers: number;
+  busy: number;
+  queued: number;
+  embeddedTexts: number;
+  queryCache: { size: number; hits: number; misses: number };
+}
+
+interface Batch {
+  texts: string[];
+  kind: EmbedKind;
+  attempts: number;
+  settled: boolean;
+  resolve(vectors: Float32Array[]): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  current: Batch | null;
+  run(batch: Batch): void;
+  stop(): Promise<void>;
+}
+
+interface SlotEvents {
+  finished(slot: Slot, batch: Batch, result: Float32Array[] | Error): void;
+  died(slot: Slot, err: Error): void;
+}
+
+interface Ready {
+  provider: ResolvedProvider;
+  id: string;
+  dims: number;
+  maxTokens: number | undefined;
+  warnings: string[];
+}
+
+/** Where tsx's ESM API lives, to run worker.ts from source (tests, tsx) where there is no compiled worker.js. */
+function tsxApiUrl(): string {
+  try {
+    if (typeof import.meta.resolve === 'function') return import.meta.resolve('tsx/esm/api');
+  } catch {
+    // fall through
+  }
+  const require = createRequire(import.meta.url);
+  return pathToFileURL(join(dirname(require.resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs'))
+    .href;
+}
+
+/** Starts worker.js next to this file (compiled), or worker.ts through tsx when running from TypeScript source. */
+function spawnWorker(init: WorkerInit): Worker {
+  const here = import.meta.url;
+  if (/\.[cm]?ts$/.test(new URL(here).pathname)) {
+    const worker = new URL('./worker.ts', here).href;
+    const code = `import(${JSON.stringify(tsxApiUrl())}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); })`;
+    return new Worker(code, { eval: true, workerData: init });
+  }
+  return new Worker(new URL('./worker.js', here), { workerData: init });
+}
+
+class ThreadSlot implements Slot {
+  current: Batch | null = null;
+  private stopping = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly worker: Worker,
+    private readonly dims: number,
+    private readonly events: SlotEvents,
+    private readonly batchTimeoutMs: number,
+  ) {
+    worker.on('message', (msg: WorkerReply) => {
+      const batch = this.current;
+      if (msg.type === 'ready' || !batch) return;
+      clearTimeout(this.timer);
+      this.current = null;
+      this.worker.unref();
+      if (msg.type === 'result') {
+        const vectors: Float32Array[] = [];
+        for (let i = 0; i < batch.texts.length; i++)
+          vectors.push(msg.data.subarray(i * this.dims, (i + 1) * this.dims));
+        this.events.finished(this, batch, vectors);
+      } else this.events.finished(this, batch, new Error(msg.message));
+    });
+    const die = (err: Error) => {
+      clearTimeout(this.timer);
+      if (this.stopping) return;
+      this.stopping = true;
+      this.events.died(this, err);
+    };
+    worker.on('error', die);
+    worker.on('exit', (code) => die(new Error(`embedding worker exited with code ${code}`)));
+    worker.unref();
+  }
+
+  run(batch: Batch): void {
+    this.current = batch;
+    this.worker.ref();
+    this.timer = setTimeout(() => void this.worker.terminate(), this.batchTimeoutMs);
+    this.timer.unref();
+    const msg: WorkerRequest = { type: 'embed', job: 0, texts: batch.texts, kind: batch.kind };
+    this.worker.postMessage(msg);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
+    const timer = setTimeout(() => void this.worker.terminate(), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+class InlineSlot implements Slot {
+  current: Batch | null = null;
+  constructor(
+    private readonly embedder: Embedder,
+    private readonly events: SlotEvents,
+  ) {}
+
+  run(batch: Batch): void {
+    this.current = batch;
+    this.embedder.embed(batch.texts, batch.kind).then(
+      (v) => {
+        this.current = null;
+        this.events.finished(this, batch, v);
+      },
+      (err: unknown) => {
+        this.current = null;
+        this.events.finished(this, batch, err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.embedder.close?.();
+  }
+}
+
+/** Starts one worker and waits until its model is loaded (or it fails, or the time is up). */
+function startThread(init: WorkerInit, timeoutMs: number): Promise<{ worker: Worker; ready: Ready }> {
+  return new Promise((resolve, reject) => {
+    let worker: Worker;
+    try {
+      worker = spawnWorker(init);
+    } catch (err) {
+      reject(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    const detach = () => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', fail);
+      worker.off('exit', onExit);
+    };
+    const fail = (err: Error) => {
+      detach();
+      void worker.terminate();
+      reject(err);
+    };
+    const onMessage = (msg: WorkerReply) => {
+      if (msg.type !== 'ready') return;
+      detach();
+      resolve({ worker, ready: msg });
+    };
+    const onExit = (code: number) =>
+      fail(new Error(`embedding worker exited with code ${code} while loading`));
+    const timer = setTimeout(
+      () => fail(new Error(`embedding worker did not load its model within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    worker.on('message', onMessage);
+    worker.on('error', fail);
+    worker.on('exit', onExit);
+  });
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Embeds off the main thread: a pool of worker threads, each loading the provider itself, fed batches of
+ * similar-length texts. Query embeddings jump the queue and are kept in an LRU cache. The pool is itself
+ * an {@link Embedder}, so it can stand wherever one is expected.
+ */
+export class EmbeddingPool implements Embedder {
+  readonly id: string;
+  readonly dims: number;
+  readonly maxTokens: number | undefined;
+  readonly provider: Exclude<ResolvedProvider, 'none'>;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Batch[] = [];
+  private readonly urgent: Batch[] = [];
+  private readonly queryCache = new Map<string, Float32Array>();
+  private readonly inflight = new Map<string, Promise<Float32Array>>();
+  private hits = 0;
+  private misses = 0;
+  private embedded = 0;
+  private closed = false;
+  private restarts = 0;
+  private spawning = 0;
+  private readonly slotEvents: SlotEvents = {
+    finished: (_slot, batch, result) => {
+      if (result instanceof Error) this.settle(batch, (b) => b.reject(result));
+      else {
+        this.embedded += result.length;
+        this.settle(batch, (b) => b.resolve(result));
+      }
+      this.dispatch();
+    },
+    died: (slot, err) => this.onDeath(slot, err),
+  };
+  private readonly batchSize: number;
+  private readonly maxBatchChars: number;
+  private readonly queryCacheSize: number;
+
+  private constructor(
+    ready: Ready,
+    private readonly init: WorkerInit,
+    private readonly options: PoolOptions,
+  ) {
+    this.id = ready.id;
+    this.dims = ready.dims;
+    this.maxTokens = ready.maxTokens;
+    this.provider = ready.provider as Exclude<ResolvedProvider, 'none'>;
+    this.batchSize = Math.max(1, options.batchSize ?? 16);
+    this.maxBatchChars = Math.max(1, options.maxBatchChars ?? 4000);
+    this.queryCacheSize = Math.max(0, options.queryCacheSize ?? 512);
+  }
+
+  /**
+   * Starts the workers with the requested provider (each resolves it the same way `resolveEmbedder` does)
+   * and waits until they have loaded it. Never throws: when nothing loads, `embedder` is null and
+   * `provider` is `none`, with the reasons in `warnings`.
+   */
+  static async start(options: PoolOptions = {}): Promise<ResolvedEmbedder<EmbeddingPool>> {
+    const provider = options.provider ?? 'auto';
+    const count = Math.max(0, Math.floor(options.workers ?? Math.min(2, availableParallelism())));
+    if (count === 0) {
+      const resolved = await resolveEmbedder(provider, options);
+      if (!resolved.embedder) return { embedder: null, provider: 'none', warnings: resolved.warnings };
+      const e = resolved.embedder;
+      const pool = new EmbeddingPool(
+        { provider: resolved.provider, id: e.id, dims: e.dims, maxTokens: e.maxTokens, warnings: [] },
+        { provider, options: {} },
+        options,
+      );
+      pool.slots.push(new InlineSlot(e, pool.slotEvents));
+      return { embedder: pool, provider: resolved.provider, warnings: resolved.warnings };
+    }
+
+    const init: WorkerInit = {
+      provider,
+      options: { transformers: { threads: 1, ...options.transformers } },
+    };
+    const timeout = options.startTimeoutMs ?? 120_000;
+    const started = await Promise.all(
+      Array.from({ length: count }, () =>
+        startThread(init, timeout).catch((err: unknown) => new Error(message(err))),
+      ),
+    );
+    const warnings = new Set<string>();
+    let canonical: Ready | undefined;
+    for (const s of started) {
+      if (s instanceof Error) warnings.add(`embedding worker failed to start: ${s.message}`);
+      else {
+        s.ready.warnings.forEach((w) => warnings.add(w));
+        if (!canonical && s.ready.provider !== 'none') canonical = s.ready;
+      }
+    }
+    if (!canonical) {
+      await Promise.all(started.map((s) => (s instanceof Error ? undefined : s.worker.terminate())));
+      return { embedder: null, provider: 'none', warnings: [...warnings] };
+    }
+    // Restarted workers load exactly this provider, not `auto` again.
+    const pool = new EmbeddingPool(canonical, { ...init, provider: canonical.provider }, options);
+    for (const s of started) {
+      if (s instanceof Error) continue;
+      if (s.ready.id !== canonical.id) {
+        warnings.add(
+          `an embedding worker loaded ${s.ready.id || 'nothing'} instead of ${canonical.id}; it was stopped`,
+        );
+        void s.worker.terminate();
+      } else pool.addThread(s.worker);
+    }
+    return { embedder: pool, provider: canonical.provider, warnings: [...warnings] };
+  }
+
+  /** Number of live workers (1 for the in-thread mode). */
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  stats(): PoolStats {
+    return {
+      workers: this.slots.length,
+      busy: this.slots.filter((s) => s.current).length,
+      queued: this.queue.length + this.urgent.length,
+      embeddedTexts: this.embedded,
+      queryCache: { size: this.queryCache.size, hits: this.hits, misses: this.misses },
+    };
+  }
+
+  /** Embeds texts; a single query goes through {@link embedQuery} (priority, cache). */
+  async embed(texts: string[], kind: EmbedKind = 'passage'): Promise<Float32Array[]> {
+    if (kind === 'query' && texts.length === 1) return [await this.embedQuery(texts[0])];
+    return this.embedAll(texts, { kind });
+  }
+
+  /**
+   * Embeds many texts across the workers, in batches of similar length, and returns the vectors in the
+   * order of `texts`. Rejects when a batch fails, the signal aborts, or the pool closes.
+   */
+  embedAll(texts: string[], options: EmbedAllOptions = {}): Promise<Float32Array[]> {
+    const kind = options.kind ?? 'passage';
+    if (this.closed) return Promise.reject(new Error('embedding pool is closed'));
+    if (texts.length === 0) return Promise.resolve([]);
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a].length - texts[b].length || a - b);
+    const groups: number[][] = [];
+    let group: number[] = [];
+    let chars = 0;
+    for (const i of order) {
+      if (
+        group.length > 0 &&
+        (group.length >= this.batchSize || chars + texts[i].length > this.maxBatchChars)
+      ) {
+        groups.push(group);
+        group = [];
+        chars = 0;
+      }
+      group.push(i);
+      chars += texts[i].length;
+    }
+    groups.push(group);
+
+    const out = new Array<Float32Array>(texts.length);
+    const total = texts.length;
+    let done = 0;
+    const batches: Batch[] = [];
+    const runs = groups.map(
+      (g) =>
+        new Promise<void>((resolve, reject) => {
+          const batch: Batch = {
+            texts: g.map((i) => texts[i]),
+            kind,
+            attempts: 0,
+            settled: false,
+            resolve: (vectors) => {
+              g.forEach((i, j) => (out[i] = vectors[j]));
+              done += g.length;
+              options.onProgress?.(done, total);
+              resolve();
+            },
+            reject,
+          };
+          batches.push(batch);
+        }),
+    );
+    const cancelAll = (err: Error) => {
+      for (const b of batches) this.settle(b, (x) => x.reject(err));
+    };
+    const signal = options.signal;
+    const onAbort = () => cancelAll(new Error('embedding aborted'));
+    if (signal?.aborted) onAbort();
+    else {
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(...batches);
+      this.dispatch();
+    }
+    return Promise.all(runs).then(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        return out;
+      },
+      (err: unknown) => {
+        signal?.removeEventListener('abort', onAbort);
+        cancelAll(err instanceof Error ? err : new Error(String(err)));
+        throw err;
+      },
+    );
+  }
+
+  /** One query's embedding: ahead of any queued batch, and from the LRU cache when the same query was embedded before. */
+  embedQuery(text: string): Promise<Float32Array> {
+    const cached = this.queryCache.get(text);
+    if (cached) {
+      this.hits++;
+      this.queryCache.delete(text);
+      this.queryCache.set(text, cached);
+      return Promise.resolve(cached);
+    }
+    const pending = this.inflight.get(text);
+    if (pending) {
+      this.hits++;
+      return pending;
+    }
+    if (this.closed) return Promise.reject(new Error('embedding pool is closed'));
+    this.misses++;
+    const p = new Promise<Float32Array>((resolve, reject) => {
+      this.urgent.push({
+        texts: [text],
+        kind: 'query',
+        attempts: 0,
+        settled: false,
+        resolve: ([v]) => {
+          if (this.queryCacheSize > 0) {
+            this.queryCache.set(text, v);
+            if (this.queryCache.size > this.queryCacheSize) {
+              this.queryCache.delete(this.queryCache.keys().next().value as string);
+            }
+          }
+          resolve(v);
+        },
+        reject,
+      });
+      this.dispatch();
+    }).finally(() => this.inflight.delete(text));
+    this.inflight.set(text, p);
+    return p;
+  }
+
+  /** Stops the workers; queued work is rejected. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const err = new Error('embedding pool is closed');
+    for (const b of [...this.urgent.splice(0), ...this.queue.splice(0)]) this.settle(b, (x) => x.reject(err));
+    const slots = this.slots.splice(0);
+    for (const slot of slots) if (slot.current) this.settle(slot.current, (x) => x.reject(err));
+    await Promise.all(slots.map((s) => s.stop().catch(() => undefined)));
+  }
+
+  private addThread(worker: Worker): void {
+    this.slots.push(
+      new ThreadSlot(worker, this.dims, this.slotEvents, this.options.batchTimeoutMs ?? 120_000),
+    );
+    this.dispatch();
+  }
+
+  private next(): Batch | undefined {
+    for (const q of [this.urgent, this.queue]) {
+      while (q.length > 0) {
+        const b = q.shift() as Batch;
+        if (!b.settled) return b;
+      }
+    }
+    return undefined;
+  }
+
+  private dispatch(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) {
+      if (slot.current) continue;
+      const batch = this.next();
+      if (!batch) return;
+      slot.run(batch);
+    }
+  }
+
+  /** Resolves or rejects a batch once, unless it was settled (aborted, failed elsewhere, pool closed). */
+  private settle(batch: Batch, fn: (b: Batch) => void): void {
+    if (batch.settled) return;
+    batch.settled = true;
+    fn(batch);
+  }
+
+  private onDeath(slot: Slot, err: Error): void {
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+    const batch = slot.current;
+    slot.current = null;
+    if (batch && !batch.settled) {
+      batch.attempts++;
+      if (batch.attempts < 2) this.queue.unshift(batch);
+      else this.settle(batch, (b) => b.reject(new Error(`embedding failed twice, last: ${err.message}`)));
+    }
+    if (this.closed) return;
+    this.respawn();
+    this.dispatch();
+  }
+
+  /** Replaces a dead worker (at most 3 times over the pool's life). */
+  private respawn(): void {
+    if (this.restarts >= 3) {
+      this.failIfNoWorkers();
+      return;
+    }
+    this.restarts++;
+    this.spawning++;
+    startThread(this.init, this.options.startTimeoutMs ?? 120_000).then(
+      ({ worker, ready }) => {
+        this.spawning--;
+        if (this.closed || ready.id !== this.id) {
+          void worker.terminate();
+          this.respawn();
+        } else this.addThread(worker);
+      },
+      () => {
+        this.spawning--;
+        this.respawn();
+      },
+    );
+  }
+
+  private failIfNoWorkers(): void {
+    if (this.slots.length > 0 || this.spawning > 0 || this.closed) return;
+    const err = new Error('all embedding workers exited');
+    for (const b of [...this.urgent.splice(0), ...this.queue.splice(0)]) this.settle(b, (x) => x.reject(err));
+  }
+}

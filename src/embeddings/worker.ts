@@ -1,0 +1,43 @@
+/**
+ * Embedding worker: loads its own provider (models cannot cross threads), then embeds the batches the
+ * pool sends. Messages are described in pool.ts.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { resolveEmbedder } from './resolve.js';
+import type { WorkerInit, WorkerReply, WorkerRequest } from './pool.js';
+
+const port = parentPort;
+if (!port) throw new Error('embeddings/worker.ts runs only as a worker thread');
+
+const init = workerData as WorkerInit;
+const { embedder, provider, warnings } = await resolveEmbedder(init.provider, init.options);
+const reply = (msg: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(msg, transfer);
+reply({
+  type: 'ready',
+  provider,
+  id: embedder?.id ?? '',
+  dims: embedder?.dims ?? 0,
+  maxTokens: embedder?.maxTokens,
+  warnings,
+});
+
+port.on('message', async (msg: WorkerRequest) => {
+  if (msg.type === 'close') {
+    await embedder?.close?.().catch(() => undefined);
+    port.close();
+    return;
+  }
+  if (!embedder) {
+    reply({ type: 'error', job: msg.job, message: 'no embedder loaded in this worker' });
+    return;
+  }
+  try {
+    const vectors = await embedder.embed(msg.texts, msg.kind);
+    const d = embedder.dims;
+    const data = new Float32Array(vectors.length * d);
+    vectors.forEach((v, i) => data.set(v, i * d));
+    reply({ type: 'result', job: msg.job, data }, [data.buffer]);
+  } catch (err) {
+    reply({ type: 'error', job: msg.job, message: err instanceof Error ? err.message : String(err) });
+  }
+});

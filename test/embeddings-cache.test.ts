@@ -1,0 +1,251 @@
+import { readdir, readFile, rm, mkdtemp, writeFile, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { cacheFileFor, EmbeddingCache, hashText } from '../src/embeddings/cache.js';
+import { embedWithCache, SemanticIndex } from '../src/embeddings/semantic-index.js';
+import type { Embedder } from '../src/embeddings/types.js';
+import { l2normalize } from '../src/embeddings/vector.js';
+
+const MODEL = 'test:model';
+const DIMS = 8;
+let dir: string;
+
+/** Vector derived from the text's hash: deterministic, unit length. */
+function fakeVector(text: string, dims = DIMS): Float32Array {
+  const h = Buffer.from(hashText(text), 'hex');
+  return l2normalize(Float32Array.from({ length: dims }, (_, i) => h[i % h.length] - 127.5));
+}
+
+/** An embedder that counts the texts it is asked to embed. */
+function countingEmbedder(): Embedder & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    id: MODEL,
+    dims: DIMS,
+    maxTokens: 128,
+    calls,
+    embed: async (texts) => {
+      calls.push(...texts);
+      return texts.map((t) => fakeVector(t));
+    },
+  };
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'bs-emb-cache-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function filledCache(texts = ['alpha', 'beta', 'gamma']) {
+  const cache = await EmbeddingCache.open(dir, MODEL, DIMS);
+  cache.put(
+    texts.map(hashText),
+    texts.map((t) => fakeVector(t)),
+  );
+  await cache.save();
+  return cache;
+}
+
+describe('EmbeddingCache', () => {
+  test('round trip: binary Float32 file, exact size, same vectors after reopening', async () => {
+    const cache = await filledCache();
+    expect(cache.path).toBe(cacheFileFor(dir, MODEL));
+    expect(cache.path.endsWith('.bin')).toBe(true);
+    const idBytes = Buffer.byteLength(MODEL);
+    const expected = 28 + Math.ceil(idBytes / 4) * 4 + 3 * (20 + DIMS * 4) + 20;
+    expect(await cache.sizeOnDisk()).toBe(expected);
+    expect(await cache.save()).toBe(false); // nothing changed
+
+    const again = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(again.warnings).toEqual([]);
+    expect(again.size).toBe(3);
+    const { vectors, missing } = again.get(['gamma', 'delta', 'alpha'].map(hashText));
+    expect(missing).toEqual([1]);
+    expect(Array.from(vectors[0]!)).toEqual(Array.from(fakeVector('gamma')));
+    expect(Array.from(vectors[2]!)).toEqual(Array.from(fakeVector('alpha')));
+    expect(vectors[1]).toBeUndefined();
+  });
+
+  test('saves atomically: no temp files left, a half-written temp file is never read', async () => {
+    await filledCache();
+    await writeFile(`${cacheFileFor(dir, MODEL)}.999.dead.tmp`, 'partial');
+    const files = (await readdir(dir)).filter((f) => !f.endsWith('.dead.tmp'));
+    expect(files).toEqual([cacheFileFor(dir, MODEL).slice(dir.length + 1)]);
+    const again = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(again.size).toBe(3);
+  });
+
+  test.each([
+    ['truncated', async (p: string) => truncate(p, 100), /truncated or corrupt/],
+    [
+      'a flipped byte',
+      async (p: string) => {
+        const b = await readFile(p);
+        b[b.length - 30] ^= 0xff;
+        await writeFile(p, b);
+      },
+      /checksum/,
+    ],
+    [
+      'not a cache file',
+      async (p: string) => writeFile(p, 'hello world, not a cache at all'),
+      /not an embedding cache/,
+    ],
+    ['empty', async (p: string) => writeFile(p, ''), /not an embedding cache/],
+    [
+      'another format version',
+      async (p: string) => {
+        const b = await readFile(p);
+        b.writeUInt32LE(99, 8);
+        await writeFile(p, b);
+      },
+      /format version 99/,
+    ],
+  ])('%s file: ignored with a warning, then rebuilt', async (_name, damage, warning) => {
+    const cache = await filledCache();
+    await damage(cache.path);
+    const again = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(again.size).toBe(0);
+    expect(again.warnings).toHaveLength(1);
+    expect(again.warnings[0]).toMatch(warning);
+    again.put([hashText('x')], [fakeVector('x')]);
+    await again.save();
+    const fixed = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(fixed.warnings).toEqual([]);
+    expect(fixed.size).toBe(1);
+  });
+
+  test('another model or dims: stale, ignored with a warning', async () => {
+    const cache = await filledCache();
+    const otherDims = await EmbeddingCache.open(dir, MODEL, 16);
+    expect(otherDims.size).toBe(0);
+    expect(otherDims.warnings[0]).toMatch(/8 dims, expected 16/);
+    // A file of model A where model B's cache would be.
+    const b = 'test:other-model';
+    await writeFile(cacheFileFor(dir, b), await readFile(cache.path));
+    const other = await EmbeddingCache.open(dir, b, DIMS);
+    expect(other.size).toBe(0);
+    expect(other.warnings[0]).toMatch(/written by model "test:model"/);
+  });
+
+  test('retain drops unused vectors; save compacts; earlier views stay valid', async () => {
+    const texts = Array.from({ length: 50 }, (_, i) => `text ${i}`);
+    const cache = await filledCache(texts);
+    const before = await cache.sizeOnDisk();
+    const view = cache.get([hashText('text 7')]).vectors[0]!;
+    const copy = Array.from(view);
+    expect(cache.retain(['text 7', 'text 8'].map(hashText))).toBe(48);
+    cache.put([hashText('new')], [fakeVector('new')]);
+    expect(await cache.save()).toBe(true);
+    expect(await cache.sizeOnDisk()).toBeLessThan(before / 10);
+    expect(Array.from(view)).toEqual(copy);
+    const again = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(again.size).toBe(3);
+    expect(Array.from(again.get([hashText('text 7')]).vectors[0]!)).toEqual(copy);
+  });
+
+  test('i8 encoding: a quarter of the vector bytes, cosines within 1e-2, converts an f32 file on save', async () => {
+    const dims = 512;
+    const texts = Array.from({ length: 40 }, (_, i) => `text ${i}`);
+    const vectors = texts.map((t) => fakeVector(t, dims));
+    const f32 = await EmbeddingCache.open(dir, MODEL, dims);
+    f32.put(texts.map(hashText), vectors);
+    await f32.save();
+    const f32Size = await f32.sizeOnDisk();
+
+    const i8 = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    expect(i8.size).toBe(40);
+    expect(i8.dirty).toBe(true); // stored as f32, asked for i8
+    await i8.save();
+    const i8Size = await i8.sizeOnDisk();
+    expect(i8Size).toBeLessThan(f32Size / 3);
+
+    const back = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    expect(back.warnings).toEqual([]);
+    expect(back.dirty).toBe(false);
+    const got = back.get(texts.map(hashText)).vectors;
+    got.forEach((v, i) => {
+      let cos = 0;
+      let norm = 0;
+      for (let j = 0; j < dims; j++) {
+        cos += v![j] * vectors[i][j];
+        norm += v![j] * v![j];
+      }
+      expect(norm).toBeCloseTo(1, 5);
+      expect(cos).toBeGreaterThan(0.99);
+    });
+    // Read back by an f32 cache too (same model, either encoding is valid).
+    expect((await EmbeddingCache.open(dir, MODEL, dims)).size).toBe(40);
+  });
+
+  test('put rejects vectors of the wrong size', async () => {
+    const cache = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(() => cache.put([hashText('a')], [new Float32Array(3)])).toThrow(/dims/);
+  });
+});
+
+describe('embedding only what changed', () => {
+  const docs = (n: number, edit: Record<number, string> = {}) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `TASK-${i}`,
+      title: `Task ${i}`,
+      body:
+        edit[i] ??
+        `Body of task ${i}. ${'Words about the task and what it needs. '.repeat(i % 3 === 0 ? 30 : 2)}`,
+    }));
+
+  test('embedWithCache embeds each distinct uncached text once', async () => {
+    const cache = await EmbeddingCache.open(dir, MODEL, DIMS);
+    const e = countingEmbedder();
+    const first = await embedWithCache(e, cache, ['a', 'b', 'a', 'c']);
+    expect(e.calls).toEqual(['a', 'b', 'c']);
+    expect(first).toMatchObject({ embedded: 3, reused: 1 });
+    expect(Array.from(first.vectors[2])).toEqual(Array.from(fakeVector('a')));
+    const second = await embedWithCache(e, cache, ['c', 'd']);
+    expect(e.calls).toEqual(['a', 'b', 'c', 'd']);
+    expect(second).toMatchObject({ embedded: 1, reused: 1 });
+  });
+
+  test('a restart embeds only new and changed documents', async () => {
+    const e1 = countingEmbedder();
+    const cache1 = await EmbeddingCache.open(dir, MODEL, DIMS);
+    const index1 = new SemanticIndex({ embedder: e1, cache: cache1 });
+    const r1 = await index1.upsert(docs(20));
+    expect(r1.embedded).toBe(e1.calls.length);
+    expect(r1.chunks).toBeGreaterThan(20); // the long ones have several chunks
+    // Re-upserting unchanged documents does nothing.
+    const again = await index1.upsert(docs(20));
+    expect(again).toMatchObject({ documents: 0, unchanged: 20, embedded: 0 });
+    index1.pruneCache();
+    await cache1.save();
+
+    // "Restart": a new cache object and index read the same folder; doc 4 changed, doc 20 is new.
+    const e2 = countingEmbedder();
+    const cache2 = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(cache2.warnings).toEqual([]);
+    const index2 = new SemanticIndex({ embedder: e2, cache: cache2 });
+    const changed = docs(21, { 4: 'Completely rewritten body about billing exports.' });
+    const progress: number[] = [];
+    const r2 = await index2.upsert(changed, { onProgress: (d) => progress.push(d) });
+    expect(e2.calls).toEqual([
+      'Task 4\nCompletely rewritten body about billing exports.',
+      `Task 20\nBody of task 20. ${'Words about the task and what it needs. '.repeat(2).trim()}`,
+    ]);
+    expect(r2.embedded).toBe(2);
+    expect(r2.reused).toBe(r2.chunks - 2);
+    expect(progress.at(-1)).toBe(r2.chunks);
+    expect(index2.size).toBe(21);
+
+    // Search finds a document by its own text's vector.
+    const hits = await index2.search('Task 4\nCompletely rewritten body about billing exports.', 3);
+    expect(hits[0]).toMatchObject({ docId: 'TASK-4', chunk: 0 });
+    expect(hits[0].score).toBeCloseTo(1, 5);
+    expect(index2.remove('TASK-4')).toBe(true);
+    expect(
+      (await index2.search('Task 4\nCompletely rewritten body about billing exports.', 3))[0].docId,
+    ).not.toBe('TASK-4');
+  });
+});
