@@ -5,5 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Tests that exercise embeddings ask for a provider themselves; the rest stay lexical and light.
+    env: { BACKLOG_EMBEDDINGS: 'none' },
   },
 });

@@ -39,7 +39,7 @@ for (const [name, weights] of variants) {
   let rr = 0;
   let expected = 0;
   for (const j of judged) {
-    const res = service.searchUnified(j.query, { limit: 20, ...j.options });
+    const res = await service.searchUnified(j.query, { limit: 20, ...j.options });
     const list =
       j.in === 'related'
         ? (res.related ?? [])

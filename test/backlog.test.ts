@@ -34,7 +34,8 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-const ids = (query: string, options = {}) => service.searchUnified(query, options).results.map((r) => r.id);
+const ids = async (query: string, options = {}) =>
+  (await service.searchUnified(query, options)).results.map((r) => r.id);
 const diagnosticsFor = (path: string) => service.diagnostics().files.filter((d) => d.path === path);
 
 describe('reading the backlog', () => {
@@ -43,32 +44,32 @@ describe('reading the backlog', () => {
     const [d] = diagnosticsFor(path).filter((x) => x.code === 'frontmatter_unparseable');
     expect(d).toMatchObject({ level: 'error', path });
     expect(d.line).toBeGreaterThan(1);
-    expect(ids('zeppelin hangar')).toEqual(['TASK-0900']);
+    expect(await ids('zeppelin hangar')).toEqual(['TASK-0900']);
     expect(service.get('TASK-0900').title).toBe('Broken frontmatter');
     expect(await readFile(join(dir, path), 'utf8')).toBe(EXTRA_FILES[path]);
   });
 
-  it('keeps values outside the schema as written, flags them, and keeps the file searchable', () => {
+  it('keeps values outside the schema as written, flags them, and keeps the file searchable', async () => {
     const codes = diagnosticsFor('tasks/task-912 - Backlog style task.md').map((d) => d.code);
     expect(codes).toEqual(expect.arrayContaining(['invalid_id', 'invalid_status']));
     const item = service.get('task-912');
     expect(item).toMatchObject({ id: 'task-912', status: 'To Do', tags: ['imported', 'legacy'] });
-    expect(ids('kumquat')).toEqual(['task-912']);
-    expect(ids('kumquat', { status: 'to do' })).toEqual(['task-912']);
-    expect(ids('kumquat', { tags: 'legacy' })).toEqual(['task-912']);
+    expect(await ids('kumquat')).toEqual(['task-912']);
+    expect(await ids('kumquat', { status: 'to do' })).toEqual(['task-912']);
+    expect(await ids('kumquat', { tags: 'legacy' })).toEqual(['task-912']);
   });
 
-  it('makes unknown frontmatter fields searchable', () => {
-    expect(ids('Globex')).toEqual(['task-912']);
+  it('makes unknown frontmatter fields searchable', async () => {
+    expect(await ids('Globex')).toEqual(['task-912']);
   });
 
-  it('reports duplicate ids and keeps the second file (in path order) under its path', () => {
+  it('reports duplicate ids and keeps the second file (in path order) under its path', async () => {
     expect(diagnosticsFor('tasks/TASK-0001-zz-duplicate.md').map((d) => d.code)).toContain('duplicate_id');
     expect(service.get('TASK-0001').path).toBe('tasks/TASK-0001-login-rate-limit.md');
-    expect(ids('marmalade')).toEqual(['mcp://backlog/tasks/TASK-0001-zz-duplicate.md']);
+    expect(await ids('marmalade')).toEqual(['mcp://backlog/tasks/TASK-0001-zz-duplicate.md']);
   });
 
-  it('titles resources from frontmatter, else the first H1, else the file name', () => {
+  it('titles resources from frontmatter, else the first H1, else the file name', async () => {
     expect(service.get('mcp://backlog/resources/notes/no-frontmatter.md').title).toBe('Heading Title Here');
     expect(service.get('resources/notes/plain.txt')).toMatchObject({
       title: 'plain',
@@ -79,9 +80,9 @@ describe('reading the backlog', () => {
     expect(service.get('mcp://backlog/resources/adr/0001-crdt-for-note-sync.md').title).toMatch(/CRDT/i);
   });
 
-  it('skips hidden folders and node_modules, reports binary files', () => {
-    expect(() => service.searchUnified('platypus')).not.toThrow();
-    expect(ids('platypus')).toEqual([]);
+  it('skips hidden folders and node_modules, reports binary files', async () => {
+    await expect(service.searchUnified('platypus')).resolves.toBeDefined();
+    expect(await ids('platypus')).toEqual([]);
     expect(diagnosticsFor('resources/notes/binary.md').map((d) => d.code)).toEqual(['binary_file']);
   });
 

@@ -20,7 +20,8 @@ async function open(options = {}): Promise<BacklogService> {
   await service.flush();
   return service;
 }
-const ids = (s: BacklogService, q: string) => s.searchUnified(q, { limit: 50 }).results.map((r) => r.id);
+const ids = async (s: BacklogService, q: string) =>
+  (await s.searchUnified(q, { limit: 50 })).results.map((r) => r.id);
 const QUERIES = ['sync conflict', 'rate limit login', 'переводы', 'FeatureStore', 'TASK-0012'];
 
 describe('persisted index', () => {
@@ -30,9 +31,9 @@ describe('persisted index', () => {
     expect((await stat(cacheFile())).size).toBeGreaterThan(1000);
     const warm = await open();
     expect(warm.cacheStatus()).toMatchObject({ used: true, changed: 0 });
-    for (const q of QUERIES) expect(ids(warm, q)).toEqual(ids(cold, q));
-    expect(warm.searchUnified('"rate limit"', { match_mode: 'raw' }).total).toBe(
-      cold.searchUnified('"rate limit"', { match_mode: 'raw' }).total,
+    for (const q of QUERIES) expect(await ids(warm, q)).toEqual(await ids(cold, q));
+    expect((await warm.searchUnified('"rate limit"', { match_mode: 'raw' })).total).toBe(
+      (await cold.searchUnified('"rate limit"', { match_mode: 'raw' })).total,
     );
     expect(warm.diagnostics()).toEqual(cold.diagnostics());
   });
@@ -53,8 +54,8 @@ describe('persisted index', () => {
     );
     const warm = await open();
     expect(warm.cacheStatus()).toMatchObject({ used: true, changed: 3 });
-    expect(ids(warm, 'okapi')).toEqual(['TASK-0960']);
-    expect(ids(warm, 'capybara')).toEqual(['TASK-0004']);
+    expect(await ids(warm, 'okapi')).toEqual(['TASK-0960']);
+    expect(await ids(warm, 'capybara')).toEqual(['TASK-0004']);
     expect(() => warm.get('TASK-0037')).toThrow(/No item/);
   });
 
@@ -71,7 +72,7 @@ describe('persisted index', () => {
         message: expect.stringMatching(/checksum/),
       }),
     ]);
-    for (const q of QUERIES) expect(ids(afterTruncate, q)).toEqual(ids(cold, q));
+    for (const q of QUERIES) expect(await ids(afterTruncate, q)).toEqual(await ids(cold, q));
     // It was rewritten whole: the next start uses it again, without the warning.
     const next = await open();
     expect(next.cacheStatus().used).toBe(true);
@@ -97,7 +98,7 @@ describe('persisted index', () => {
     await writeFile(`${cacheFile()}.12345.deadbeef.tmp`, good.subarray(0, 100));
     const warm = await open();
     expect(warm.cacheStatus().used).toBe(true);
-    expect(ids(warm, 'sync')).toEqual(ids(cold, 'sync'));
+    expect(await ids(warm, 'sync')).toEqual(await ids(cold, 'sync'));
   });
 
   it('an unwritable cache folder is reported and costs only speed', async () => {
@@ -105,7 +106,7 @@ describe('persisted index', () => {
     await writeFile(join(dir, 'blocker', 'file'), 'x');
     const service = await open({ cacheDir: join(dir, 'blocker', 'file', 'sub') });
     expect(service.diagnostics().files.map((d) => d.code)).toContain('cache_unwritable');
-    expect(ids(service, 'sync').length).toBeGreaterThan(0);
+    expect((await ids(service, 'sync')).length).toBeGreaterThan(0);
   });
 
   it("the persistence plugin's own restore() loses our tokenizer (why we load into our own create())", async () => {

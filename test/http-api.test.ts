@@ -89,7 +89,7 @@ describe('HTTP API', () => {
     it('answers searchUnified for the same options, with status ok and the search mode', async () => {
       const { status, body } = await getJson(`${base}/search?query=login%20rate%20limit`);
       expect(status).toBe(200);
-      const direct = service.searchUnified('login rate limit');
+      const direct = await service.searchUnified('login rate limit');
       expect(body.status).toBe('ok');
       expect(ids(body.results)).toEqual(ids(direct.results));
       expect(body.results[0]).toMatchObject({ id: 'TASK-0001', snippet: { text: expect.any(String) } });
@@ -102,7 +102,7 @@ describe('HTTP API', () => {
     });
 
     it('lists as repeated or comma-separated parameters give the same answer as arrays', async () => {
-      const direct = service.searchUnified('sync', {
+      const direct = await service.searchUnified('sync', {
         types: ['task', 'epic'],
         status: ['open', 'in_progress'],
       });
@@ -129,14 +129,14 @@ describe('HTTP API', () => {
       expect(off.body.results[0].score).toBeUndefined();
       const recent = await getJson(`${base}/search?query=sync&sort=recent`);
       expect(ids(recent.body.results)).toEqual(
-        ids(service.searchUnified('sync', { sort: 'recent' }).results),
+        ids((await service.searchUnified('sync', { sort: 'recent' })).results),
       );
     });
 
     it('accepts the aliases of the MCP tool (q, type, tag)', async () => {
       const { body } = await getJson(`${base}/search?q=login&type=task&tag=auth`);
       expect(ids(body.results)).toEqual(
-        ids(service.searchUnified('login', { types: ['task'], tags: ['auth'] }).results),
+        ids((await service.searchUnified('login', { types: ['task'], tags: ['auth'] })).results),
       );
     });
 

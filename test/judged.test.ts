@@ -32,8 +32,8 @@ describe('judged queries on the demo backlog', () => {
 
   it.each(judged.map((j) => [`${j.query} ${j.options ? JSON.stringify(j.options) : ''}`.trim(), j] as const))(
     '%s',
-    (_name, j) => {
-      const res = service.searchUnified(j.query, { limit: Math.max(20, j.within), ...j.options });
+    async (_name, j) => {
+      const res = await service.searchUnified(j.query, { limit: Math.max(20, j.within), ...j.options });
       const list =
         j.in === 'related'
           ? (res.related ?? [])

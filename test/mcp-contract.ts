@@ -90,7 +90,7 @@ export function defineContract(ctx: ContractContext): void {
   it('parity: backlog_search and in-process searchUnified return the same ids in the same order', async () => {
     for (const q of PARITY_QUERIES) {
       const { query, ...options } = q;
-      const local = ctx.reference().searchUnified(query as string, options);
+      const local = await ctx.reference().searchUnified(query as string, options);
       const remote = await call(ctx.client(), 'backlog_search', q);
       expect(remote.ok, JSON.stringify(q)).toBe(true);
       expect(

@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,9 @@ describe('MCP over stdio (spawned `backlog-search mcp`)', () => {
     ({ dir, cleanup } = await tempBacklog());
     reference = await openBacklog({ dir });
     const [command, args] = cliArgs(['mcp', '--dir', dir]);
-    const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' });
+    // The SDK passes only a few variables to the child; keep it lexical like the rest of the suite.
+    const env = { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' };
+    const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe', env });
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     client = new Client({ name: 'stdio-test', version: '1.0.0' });
     await client.connect(transport);
@@ -67,6 +69,6 @@ describe('MCP over stdio (spawned `backlog-search mcp`)', () => {
         .total as number;
     }
     expect(total).toBe(40);
-    expect(local.searchUnified('crossprocword', { limit: 100 }).total).toBe(20); // not watching: its own writes only
+    expect((await local.searchUnified('crossprocword', { limit: 100 })).total).toBe(20); // not watching: its own writes only
   });
 });

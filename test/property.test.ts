@@ -47,11 +47,11 @@ const queryText = fc.oneof(
 const MAX = 2000;
 
 describe('any input', () => {
-  it('raw mode returns results or QUERY_SYNTAX, never anything else', () => {
-    fc.assert(
-      fc.property(queryText, (q) => {
+  it('raw mode returns results or QUERY_SYNTAX, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(queryText, async (q) => {
         try {
-          const res = service.searchUnified(q, { limit: 5, match_mode: 'raw' });
+          const res = await service.searchUnified(q, { limit: 5, match_mode: 'raw' });
           expect(res.total).toBeGreaterThanOrEqual(res.results.length);
         } catch (err) {
           expect(err).toBeInstanceOf(BacklogError);
@@ -65,11 +65,11 @@ describe('any input', () => {
     );
   });
 
-  it('simple search never throws anything but INVALID_QUERY, and returns well-formed results', () => {
-    fc.assert(
-      fc.property(queryText, (q) => {
+  it('simple search never throws anything but INVALID_QUERY, and returns well-formed results', async () => {
+    await fc.assert(
+      fc.asyncProperty(queryText, async (q) => {
         try {
-          const res = service.searchUnified(q, { limit: 5 });
+          const res = await service.searchUnified(q, { limit: 5 });
           expect(res.total).toBeGreaterThanOrEqual(res.results.length);
           for (const r of res.results) expect(typeof r.snippet.text).toBe('string');
         } catch (err) {

@@ -182,68 +182,72 @@ describe('searchUnified with the query features', () => {
   beforeAll(async () => {
     service = await openBacklog({ dir: DEMO_DIR });
   });
-  const ids = (q: string, o = {}) => service.searchUnified(q, { limit: 100, ...o }).results.map((r) => r.id);
+  const search = (q: string, o = {}) => service.searchUnified(q, o);
+  const ids = async (q: string, o = {}) =>
+    (await service.searchUnified(q, { limit: 100, ...o })).results.map((r) => r.id);
 
-  it('raw syntax errors surface as QUERY_SYNTAX with the position', () => {
+  it('raw syntax errors surface as QUERY_SYNTAX with the position', async () => {
     try {
-      service.searchUnified('(sync', { match_mode: 'raw' });
+      await service.searchUnified('(sync', { match_mode: 'raw' });
       throw new Error('no error');
     } catch (err) {
       expect((err as BacklogError).toJSON()).toMatchObject({ code: 'QUERY_SYNTAX', position: 0 });
     }
   });
 
-  it('the same characters are literal in simple mode', () => {
-    expect(() => service.searchUnified('(sync "AND', {})).not.toThrow();
-    expect(ids('(sync')).toEqual(ids('sync'));
+  it('the same characters are literal in simple mode', async () => {
+    await expect(service.searchUnified('(sync "AND', {})).resolves.toBeDefined();
+    expect(await ids('(sync')).toEqual(await ids('sync'));
   });
 
-  it('phrases need the words in order; NOT alone lists everything else', () => {
-    expect(ids('"rate limit"', { match_mode: 'raw' })).toContain('TASK-0001');
-    expect(ids('"limit rate"', { match_mode: 'raw' })).toEqual([]);
-    const notSync = ids('NOT sync', { match_mode: 'raw' });
+  it('phrases need the words in order; NOT alone lists everything else', async () => {
+    expect(await ids('"rate limit"', { match_mode: 'raw' })).toContain('TASK-0001');
+    expect(await ids('"limit rate"', { match_mode: 'raw' })).toEqual([]);
+    const notSync = await ids('NOT sync', { match_mode: 'raw' });
     expect(notSync.length).toBeGreaterThan(10);
     expect(notSync).not.toContain('EPIC-0002');
   });
 
-  it('conjunctive in raw mode turns adjacency into AND', () => {
-    const loose = ids('laptop zapier', { match_mode: 'raw' });
+  it('conjunctive in raw mode turns adjacency into AND', async () => {
+    const loose = await ids('laptop zapier', { match_mode: 'raw' });
     expect(loose).toEqual(expect.arrayContaining(['TASK-0011', 'TASK-0034']));
-    expect(ids('laptop zapier', { match_mode: 'raw', conjunctive: true })).toEqual([]);
+    expect(await ids('laptop zapier', { match_mode: 'raw', conjunctive: true })).toEqual([]);
   });
 
-  it('filters apply to raw queries too', () => {
-    for (const id of ids('sync OR billing', { match_mode: 'raw', types: 'epic' }))
+  it('filters apply to raw queries too', async () => {
+    for (const id of await ids('sync OR billing', { match_mode: 'raw', types: 'epic' }))
       expect(id).toMatch(/^EPIC-/);
   });
 
-  it('whole words rank above partial and typo matches', () => {
-    const res = service.searchUnified('session', { include_scores: true, limit: 50 }).results;
+  it('whole words rank above partial and typo matches', async () => {
+    const res = (await search('session', { include_scores: true, limit: 50 })).results;
     const exact = res.find((r) => r.id === 'TASK-0006')!;
-    const typo = service
-      .searchUnified('sesion', { include_scores: true, limit: 50 })
-      .results.find((r) => r.id === 'TASK-0006')!;
+    const typo = (await search('sesion', { include_scores: true, limit: 50 })).results.find(
+      (r) => r.id === 'TASK-0006',
+    )!;
     expect(typo.score!).toBeLessThan(exact.score!);
   });
 
-  it('group_by type counts every match and ranks inside each group', () => {
-    const res = service.searchUnified('sync', { group_by: 'type', limit: 3 });
+  it('group_by type counts every match and ranks inside each group', async () => {
+    const res = await search('sync', { group_by: 'type', limit: 3 });
     const counts = Object.fromEntries(res.groups!.map((g) => [g.key, g.count]));
     expect(counts.task + counts.epic + counts.resource).toBe(res.total);
     for (const g of res.groups!) expect(g.results.length).toBe(Math.min(3, g.count));
     expect(res.groups![0].results[0].id).toBe(res.results[0].id);
   });
 
-  it('include_scores gives lexical, vector and final', () => {
-    const r = service.searchUnified('sync', { include_scores: true }).results[0];
+  it('include_scores gives lexical, vector and final', async () => {
+    const r = (await search('sync', { include_scores: true })).results[0];
     expect(r.scores).toEqual({ lexical: r.score, vector: null, final: r.score });
   });
 
-  it('include_related returns linked items with distance, via and a score below their source', () => {
-    const res = service.searchUnified('Retry-After', { include_related: true, limit: 1 });
+  it('include_related returns linked items with distance, via and a score below their source', async () => {
+    const res = await search('Retry-After', { include_related: true, limit: 1 });
     expect(res.results[0].id).toBe('TASK-0002');
     const parent = res.related!.find((r) => r.id === 'TASK-0001')!;
     expect(parent).toMatchObject({ distance: 1, via: 'TASK-0002', source: 'TASK-0002', relation: 'parent' });
-    expect(() => service.searchUnified('sync', { include_related: true, max_hops: 4 })).toThrow(/max_hops/);
+    await expect(service.searchUnified('sync', { include_related: true, max_hops: 4 })).rejects.toThrow(
+      /max_hops/,
+    );
   });
 });

@@ -16,11 +16,11 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const search = (query: string, options = {}) => service.searchUnified(query, options);
-const ids = (query: string, options = {}) => search(query, options).results.map((r) => r.id);
+const ids = async (query: string, options = {}) => (await search(query, options)).results.map((r) => r.id);
 
-function expectError(fn: () => unknown, code: string, field?: string): BacklogError {
+async function expectError(fn: () => unknown, code: string, field?: string): Promise<BacklogError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     expect(err).toBeInstanceOf(BacklogError);
     const e = err as BacklogError;
@@ -33,8 +33,8 @@ function expectError(fn: () => unknown, code: string, field?: string): BacklogEr
 }
 
 describe('searchUnified: result shape', () => {
-  it('returns results with ids, paths relative to the root, snippets and timing', () => {
-    const res = search('rate limit login', { include_scores: true, limit: 3 });
+  it('returns results with ids, paths relative to the root, snippets and timing', async () => {
+    const res = await search('rate limit login', { include_scores: true, limit: 3 });
     expect(res.query).toBe('rate limit login');
     expect(res.search_mode).toBe('bm25');
     expect(res.took_ms).toBeGreaterThanOrEqual(0);
@@ -51,54 +51,58 @@ describe('searchUnified: result shape', () => {
     expect(top.matched_fields).toEqual(expect.arrayContaining(['title', 'body']));
     expect(top.score).toBeGreaterThan(res.results[1].score!);
     expect(top.content).toBeUndefined();
-    expect(search('rate limit', { include_content: true, limit: 1 }).results[0].content).toContain(
+    expect((await search('rate limit', { include_content: true, limit: 1 })).results[0].content).toContain(
       'rate-limit',
     );
   });
 
-  it('pages with limit and offset and says where the next page starts', () => {
-    const all = ids('sync', { limit: 100 });
+  it('pages with limit and offset and says where the next page starts', async () => {
+    const all = await ids('sync', { limit: 100 });
     expect(all.length).toBeGreaterThan(6);
-    const page1 = search('sync', { limit: 3 });
-    const page2 = search('sync', { limit: 3, offset: 3 });
+    const page1 = await search('sync', { limit: 3 });
+    const page2 = await search('sync', { limit: 3, offset: 3 });
     expect(page1.next_offset).toBe(3);
     expect(page1.total).toBe(all.length);
     expect([...page1.results, ...page2.results].map((r) => r.id)).toEqual(all.slice(0, 6));
-    expect(search('sync', { limit: 100 }).next_offset).toBeUndefined();
+    expect((await search('sync', { limit: 100 })).next_offset).toBeUndefined();
   });
 
-  it('no match is an empty result, not an error', () => {
-    expect(search('xylophonequartz')).toMatchObject({ results: [], total: 0 });
+  it('no match is an empty result, not an error', async () => {
+    expect(await search('xylophonequartz')).toMatchObject({ results: [], total: 0 });
   });
 
-  it('is deterministic', () => {
-    expect(search('offline sync conflict').results).toEqual(search('offline sync conflict').results);
+  it('is deterministic', async () => {
+    expect((await search('offline sync conflict')).results).toEqual(
+      (await search('offline sync conflict')).results,
+    );
   });
 });
 
 describe('searchUnified: filters', () => {
-  it('types', () => {
-    const res = ids('sync', { types: 'epic' });
+  it('types', async () => {
+    const res = await ids('sync', { types: 'epic' });
     expect(res.length).toBeGreaterThan(0);
     for (const id of res) expect(id).toMatch(/^EPIC-/);
-    for (const r of search('sync', { types: ['resource'] }).results) expect(r.type).toBe('resource');
-    expect(ids('sync', { types: ['task', 'epic'] }).every((id) => /^(TASK|EPIC)-/.test(id))).toBe(true);
+    for (const r of (await search('sync', { types: ['resource'] })).results) expect(r.type).toBe('resource');
+    expect((await ids('sync', { types: ['task', 'epic'] })).every((id) => /^(TASK|EPIC)-/.test(id))).toBe(
+      true,
+    );
   });
 
-  it('status, one value or a list, case-insensitive', () => {
-    const done = search('sync', { status: 'done' }).results;
+  it('status, one value or a list, case-insensitive', async () => {
+    const done = (await search('sync', { status: 'done' })).results;
     expect(done.length).toBeGreaterThan(0);
     for (const r of done) expect(r.status).toBe('done');
-    const two = search('sync', { status: ['open', 'in_progress'], limit: 100 }).results;
+    const two = (await search('sync', { status: ['open', 'in_progress'], limit: 100 })).results;
     expect(new Set(two.map((r) => r.status))).toEqual(new Set(['open', 'in_progress']));
-    expect(ids('sync', { status: 'DONE' })).toEqual(ids('sync', { status: 'done' }));
+    expect(await ids('sync', { status: 'DONE' })).toEqual(await ids('sync', { status: 'done' }));
   });
 
-  it('parent_id includes the item and all its descendants', () => {
-    const under = ids('rate limit', { parent_id: 'EPIC-0001', limit: 100 });
+  it('parent_id includes the item and all its descendants', async () => {
+    const under = await ids('rate limit', { parent_id: 'EPIC-0001', limit: 100 });
     expect(under).toEqual(expect.arrayContaining(['TASK-0001', 'TASK-0002', 'TASK-0003']));
-    expect(ids('authentication', { parent_id: 'EPIC-0001', limit: 100 })).toContain('EPIC-0001');
-    for (const id of ids('sync', { parent_id: 'EPIC-0001', limit: 100 })) {
+    expect(await ids('authentication', { parent_id: 'EPIC-0001', limit: 100 })).toContain('EPIC-0001');
+    for (const id of await ids('sync', { parent_id: 'EPIC-0001', limit: 100 })) {
       let item = service.get(id);
       const chain = [item.id];
       while (item.parent_id) {
@@ -107,16 +111,18 @@ describe('searchUnified: filters', () => {
       }
       expect(chain).toContain('EPIC-0001');
     }
-    expect(ids('rate limit', { parent_id: 'epic-1' })).toEqual(ids('rate limit', { parent_id: 'EPIC-0001' }));
+    expect(await ids('rate limit', { parent_id: 'epic-1' })).toEqual(
+      await ids('rate limit', { parent_id: 'EPIC-0001' }),
+    );
   });
 
-  it('tags, author, and their combination (AND across fields, OR within a list)', () => {
-    const mobile = search('sync', { tags: 'mobile', limit: 100 }).results;
+  it('tags, author, and their combination (AND across fields, OR within a list)', async () => {
+    const mobile = (await search('sync', { tags: 'mobile', limit: 100 })).results;
     expect(mobile.length).toBeGreaterThan(0);
     for (const r of mobile) expect(service.get(r.id).tags).toContain('mobile');
-    const anyOf = ids('the', { tags: ['auth', 'billing'] });
+    const anyOf = await ids('the', { tags: ['auth', 'billing'] });
     expect(anyOf).toEqual([]); // stop-word query matches nothing
-    const auth = search('token', { tags: ['auth'], author: 'Alice Smith', limit: 100 }).results;
+    const auth = (await search('token', { tags: ['auth'], author: 'Alice Smith', limit: 100 })).results;
     expect(auth.length).toBeGreaterThan(0);
     for (const r of auth) {
       const item = service.get(r.id);
@@ -125,86 +131,88 @@ describe('searchUnified: filters', () => {
     }
   });
 
-  it('path globs, folders and file types', () => {
-    const adr = search('database', { path: 'resources/adr/*.md', limit: 100 }).results;
+  it('path globs, folders and file types', async () => {
+    const adr = (await search('database', { path: 'resources/adr/*.md', limit: 100 })).results;
     expect(adr.length).toBeGreaterThan(0);
     for (const r of adr) expect(r.path).toMatch(/^resources\/adr\/[^/]+\.md$/);
-    const inResources = search('sync', { folder: 'resources', limit: 100 }).results;
+    const inResources = (await search('sync', { folder: 'resources', limit: 100 })).results;
     expect(inResources.length).toBeGreaterThan(0);
     for (const r of inResources) expect(r.path.startsWith('resources/')).toBe(true);
-    expect(ids('sync', { folder: 'resources/' })).toEqual(ids('sync', { folder: 'resources' }));
-    const json = search('flag', { file_type: 'json' }).results;
+    expect(await ids('sync', { folder: 'resources/' })).toEqual(await ids('sync', { folder: 'resources' }));
+    const json = (await search('flag', { file_type: 'json' })).results;
     expect(json.length).toBeGreaterThan(0);
     for (const r of json) expect(r.path.endsWith('.json')).toBe(true);
-    expect(ids('flag', { file_type: '.json' })).toEqual(ids('flag', { file_type: 'json' }));
-    expect(ids('sync', { path: 'nowhere/*.md' })).toEqual([]);
+    expect(await ids('flag', { file_type: '.json' })).toEqual(await ids('flag', { file_type: 'json' }));
+    expect(await ids('sync', { path: 'nowhere/*.md' })).toEqual([]);
   });
 });
 
 describe('searchUnified: sort and id routing', () => {
-  it('sort recent orders matches by updated_at', () => {
-    const res = search('sync', { sort: 'recent', limit: 100 }).results.filter((r) => r.type !== 'resource');
+  it('sort recent orders matches by updated_at', async () => {
+    const res = (await search('sync', { sort: 'recent', limit: 100 })).results.filter(
+      (r) => r.type !== 'resource',
+    );
     expect(res.length).toBeGreaterThan(3);
     const times = res.map((r) => Date.parse(service.get(r.id).updated_at!));
     expect(times).toEqual([...times].sort((a, b) => b - a));
   });
 
-  it('an id query returns that item first, in any spelling', () => {
+  it('an id query returns that item first, in any spelling', async () => {
     for (const q of ['TASK-0012', 'task-12', 'task 12', 'TASK 0012', ' task-0012 '])
-      expect(ids(q)[0]).toBe('TASK-0012');
-    expect(ids('EPIC-0003')[0]).toBe('EPIC-0003');
+      expect((await ids(q))[0]).toBe('TASK-0012');
+    expect((await ids('EPIC-0003'))[0]).toBe('EPIC-0003');
   });
 
-  it('an id query respects filters', () => {
-    expect(ids('TASK-0012', { types: 'epic' })).not.toContain('TASK-0012');
+  it('an id query respects filters', async () => {
+    expect(await ids('TASK-0012', { types: 'epic' })).not.toContain('TASK-0012');
   });
 });
 
 describe('searchUnified: errors', () => {
-  it('an empty query is INVALID_QUERY', () => {
-    expectError(() => search(''), 'INVALID_QUERY');
-    expectError(() => search('   '), 'INVALID_QUERY');
-    expectError(() => search('x'.repeat(5000)), 'INVALID_QUERY');
+  it('an empty query is INVALID_QUERY', async () => {
+    await expectError(() => search(''), 'INVALID_QUERY');
+    await expectError(() => search('   '), 'INVALID_QUERY');
+    await expectError(() => search('x'.repeat(5000)), 'INVALID_QUERY');
   });
 
-  it('bad filter values are INVALID_FILTER naming the field', () => {
-    expectError(() => search('sync', { types: 'story' }), 'INVALID_FILTER', 'types');
-    expectError(() => search('sync', { status: 'someday' }), 'INVALID_FILTER', 'status');
-    expectError(() => search('sync', { parent_id: 'EPIC-0999' }), 'INVALID_FILTER', 'parent_id');
-    expectError(() => search('sync', { limit: 0 }), 'INVALID_FILTER', 'limit');
-    expectError(() => search('sync', { limit: 101 }), 'INVALID_FILTER', 'limit');
-    expectError(() => search('sync', { offset: -1 }), 'INVALID_FILTER', 'offset');
-    expectError(() => search('sync', { sort: 'newest' } as never), 'INVALID_FILTER', 'sort');
+  it('bad filter values are INVALID_FILTER naming the field', async () => {
+    await expectError(() => search('sync', { types: 'story' }), 'INVALID_FILTER', 'types');
+    await expectError(() => search('sync', { status: 'someday' }), 'INVALID_FILTER', 'status');
+    await expectError(() => search('sync', { parent_id: 'EPIC-0999' }), 'INVALID_FILTER', 'parent_id');
+    await expectError(() => search('sync', { limit: 0 }), 'INVALID_FILTER', 'limit');
+    await expectError(() => search('sync', { limit: 101 }), 'INVALID_FILTER', 'limit');
+    await expectError(() => search('sync', { offset: -1 }), 'INVALID_FILTER', 'offset');
+    await expectError(() => search('sync', { sort: 'newest' } as never), 'INVALID_FILTER', 'sort');
   });
 
-  it('unknown options are rejected with a hint naming the right one', () => {
-    const e = expectError(() => search('sync', { top_k: 3 } as never), 'INVALID_FILTER', 'top_k');
+  it('unknown options are rejected with a hint naming the right one', async () => {
+    const e = await expectError(() => search('sync', { top_k: 3 } as never), 'INVALID_FILTER', 'top_k');
     expect(e.hint).toContain('limit');
   });
 
-  it('a requested mode that is not available is said, not silently dropped', () => {
-    expect(search('sync', { mode: 'hybrid' }).warnings?.[0]).toMatch(/hybrid/);
+  it('a requested mode that is not available is said, not silently dropped', async () => {
+    expect((await search('sync', { mode: 'hybrid' })).warnings?.[0]).toMatch(/hybrid/);
   });
 });
 
 describe('list, get, getMetadata', () => {
-  it('list filters without a query and counts by status', () => {
+  it('list filters without a query and counts by status', async () => {
     const res = service.list({ types: ['task'] });
     expect(res.total).toBe(37);
     expect(Object.values(res.counts_by_status).reduce((a, b) => a + b, 0)).toBe(37);
     expect(service.list({ parent_id: 'EPIC-0001', sort: 'id' }).results[0].id).toBe('EPIC-0001');
   });
 
-  it('get accepts ids, resource URIs and paths; batch gets return per-item errors', () => {
+  it('get accepts ids, resource URIs and paths; batch gets return per-item errors', async () => {
     expect(service.get('task 7').id).toBe('TASK-0007');
     expect(service.get('resources/glossary.txt').id).toBe('mcp://backlog/resources/glossary.txt');
-    expectError(() => service.get('TASK-9999'), 'NOT_FOUND');
+    await expectError(() => service.get('TASK-9999'), 'NOT_FOUND');
     const batch = service.get(['TASK-0001', 'TASK-9999', 'mcp://backlog/resources/glossary.txt']);
     expect(batch.map((e) => e.status)).toEqual(['ok', 'error', 'ok']);
     expect(batch[1]).toMatchObject({ id: 'TASK-9999', error: { code: 'NOT_FOUND' } });
   });
 
-  it('getMetadata has every field, null when missing, and links', () => {
+  it('getMetadata has every field, null when missing, and links', async () => {
     const meta = service.getMetadata('EPIC-0001');
     expect(meta).toMatchObject({ id: 'EPIC-0001', type: 'epic', file_type: 'md' });
     expect(meta.links.parent).toBeNull();
@@ -224,8 +232,8 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
       '---\nid: TASK-0950\ntitle: Quokka exporter\ntype: task\nstatus: open\nparent_id: EPIC-0002\n---\nExport quokka data.\n',
     );
     await service.applyFile('tasks/TASK-0950-new.md');
-    expect(ids('quokka')).toEqual(['TASK-0950']);
-    expect(ids('quokka', { parent_id: 'EPIC-0002' })).toEqual(['TASK-0950']);
+    expect(await ids('quokka')).toEqual(['TASK-0950']);
+    expect(await ids('quokka', { parent_id: 'EPIC-0002' })).toEqual(['TASK-0950']);
 
     const text = await readFile(join(dir, 'tasks/TASK-0950-new.md'), 'utf8');
     await writeFile(
@@ -233,17 +241,17 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
       text.replace('EPIC-0002', 'EPIC-0003').replace('Quokka', 'Wombat'),
     );
     await service.applyFile('tasks/TASK-0950-new.md');
-    expect(ids('quokka')).toEqual(['TASK-0950']); // still in the body
-    expect(ids('wombat')).toEqual(['TASK-0950']);
-    expect(ids('quokka', { parent_id: 'EPIC-0002' })).toEqual([]);
-    expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(['TASK-0950']);
+    expect(await ids('quokka')).toEqual(['TASK-0950']); // still in the body
+    expect(await ids('wombat')).toEqual(['TASK-0950']);
+    expect(await ids('quokka', { parent_id: 'EPIC-0002' })).toEqual([]);
+    expect(await ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(['TASK-0950']);
 
     // Moving a parent moves its descendants in parent_id filters too.
     const sub =
       '---\nid: TASK-0951\ntitle: Quokka subtask\ntype: task\nstatus: open\nparent_id: TASK-0950\n---\nbody\n';
     await writeFile(join(dir, 'tasks/TASK-0951-sub.md'), sub);
     await service.applyFile('tasks/TASK-0951-sub.md');
-    expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(
+    expect(await ids('quokka', { parent_id: 'EPIC-0003' })).toEqual(
       expect.arrayContaining(['TASK-0950', 'TASK-0951']),
     );
 
@@ -254,8 +262,8 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
 
     await rm(join(dir, 'tasks/TASK-0950-renamed.md'));
     expect(service.removeFile('tasks/TASK-0950-renamed.md')).toBe(true);
-    expect(ids('wombat')).toEqual([]);
-    expect(ids('quokka subtask')[0]).toBe('TASK-0951');
-    expect(ids('quokka', { parent_id: 'EPIC-0003' })).toEqual([]);
+    expect(await ids('wombat')).toEqual([]);
+    expect((await ids('quokka subtask'))[0]).toBe('TASK-0951');
+    expect(await ids('quokka', { parent_id: 'EPIC-0003' })).toEqual([]);
   });
 });

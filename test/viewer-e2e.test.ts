@@ -109,7 +109,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     expect(await input.evaluate((el) => el === document.activeElement)).toBe(true);
     await input.pressSequentially('login rate limit', { delay: 15 });
     await spotlightSettled('login rate limit', [], 'relevant');
-    const expected = service.searchUnified(
+    const expected = await service.searchUnified(
       'login rate limit',
       spotlightParams('login rate limit', [], 'relevant'),
     );
@@ -234,7 +234,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
       if (sort !== 'relevant') qs.set('qsort', sort);
       await page.goto(`${url}/?${qs}`);
       await spotlightSettled(query, types, sort);
-      const expected = service.searchUnified(query, spotlightParams(query, types, sort));
+      const expected = await service.searchUnified(query, spotlightParams(query, types, sort));
       expect({ query, ids: await optionIds() }).toEqual({ query, ids: expected.results.map((r) => r.id) });
     }
     // Chips and the order toggle change the question the same way.
@@ -245,7 +245,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     await spotlight().getByRole('button', { name: 'Epics' }).click();
     await spotlight().getByRole('button', { name: 'Recent' }).click();
     await spotlightSettled('sync', ['epic'], 'recent');
-    const expected = service.searchUnified('sync', spotlightParams('sync', ['epic'], 'recent'));
+    const expected = await service.searchUnified('sync', spotlightParams('sync', ['epic'], 'recent'));
     expect(await optionIds()).toEqual(expected.results.map((r) => r.id));
     expect(new URL(page.url()).searchParams.get('qtypes')).toBe('epic');
   });

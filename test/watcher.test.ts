@@ -6,17 +6,17 @@ import { backlogWatcher, closeBacklog, openBacklog } from '../src/service/open-b
 import { tempBacklog } from './helpers.js';
 
 /** Polls `check` until it holds; fails after `ms`. Returns how long it took. */
-async function within(ms: number, check: () => boolean): Promise<number> {
+async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<number> {
   const started = performance.now();
-  while (!check()) {
+  while (!(await check())) {
     if (performance.now() - started > ms) throw new Error(`not seen within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
   return performance.now() - started;
 }
 
-const ids = (service: BacklogService, query: string) =>
-  service.searchUnified(query, { limit: 100 }).results.map((r) => r.id);
+const ids = async (service: BacklogService, query: string) =>
+  (await service.searchUnified(query, { limit: 100 })).results.map((r) => r.id);
 
 describe('watcher: live updates from the files on disk', () => {
   let service: BacklogService;
@@ -35,7 +35,7 @@ describe('watcher: live updates from the files on disk', () => {
     await cleanup?.();
   });
 
-  it('starts with openBacklog({watch: true}) and is exposed by backlogWatcher', () => {
+  it('starts with openBacklog({watch: true}) and is exposed by backlogWatcher', async () => {
     expect(backlogWatcher(service)).toBeDefined();
   });
 
@@ -44,7 +44,9 @@ describe('watcher: live updates from the files on disk', () => {
       join(dir, 'tasks', 'TASK-0900-zebra-crossing.md'),
       '---\nid: TASK-0900\ntitle: Zebra crossing detector\nstatus: open\n---\nDetect zebrafinch patterns.\n',
     );
-    expect(await within(1000, () => ids(service, 'zebrafinch').includes('TASK-0900'))).toBeLessThan(1000);
+    expect(
+      await within(1000, async () => (await ids(service, 'zebrafinch')).includes('TASK-0900')),
+    ).toBeLessThan(1000);
     expect(changes).toContainEqual({
       kind: 'upsert',
       path: 'tasks/TASK-0900-zebra-crossing.md',
@@ -56,14 +58,14 @@ describe('watcher: live updates from the files on disk', () => {
     const path = join(dir, 'tasks', 'TASK-0001-login-rate-limit.md');
     const text = await readFile(path, 'utf8');
     await writeFile(path, text.replace(/^title: .*$/m, 'title: Throttle login with a kumquat bucket'));
-    await within(1000, () => ids(service, 'kumquat')[0] === 'TASK-0001');
+    await within(1000, async () => (await ids(service, 'kumquat'))[0] === 'TASK-0001');
     expect(service.get('TASK-0001').title).toBe('Throttle login with a kumquat bucket');
   });
 
   it('a deleted file leaves the index within 1 s', async () => {
-    expect(ids(service, 'passkeys')).toContain('TASK-0005');
+    expect(await ids(service, 'passkeys')).toContain('TASK-0005');
     await rm(join(dir, 'tasks', 'TASK-0005-passkeys-second-factor.md'));
-    await within(1000, () => !ids(service, 'passkeys').includes('TASK-0005'));
+    await within(1000, async () => !(await ids(service, 'passkeys')).includes('TASK-0005'));
     expect(() => service.get('TASK-0005')).toThrow(/No item/);
   });
 
@@ -99,9 +101,9 @@ describe('watcher: live updates from the files on disk', () => {
     await writeFile(join(dir, 'resources', 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]));
     // A visible file written after them: once it is indexed, the others had their chance.
     await writeFile(join(dir, 'resources', 'marker.md'), '# Marker\nmarkerword');
-    await within(1000, () => ids(service, 'markerword').length === 1);
+    await within(1000, async () => (await ids(service, 'markerword')).length === 1);
     await backlogWatcher(service)!.idle();
-    expect(ids(service, 'quinoaword')).toEqual([]);
+    expect(await ids(service, 'quinoaword')).toEqual([]);
     expect(service.resolve('resources/logo.png')).toBeUndefined();
     expect(service.size).toBe(before + 1);
   });
@@ -110,7 +112,7 @@ describe('watcher: live updates from the files on disk', () => {
     const path = join(dir, 'resources', 'burst.md');
     const seen = changes.length;
     for (let i = 0; i < 10; i++) await writeFile(path, `# Burst ${i}\nburstword version ${i}`);
-    await within(1000, () => ids(service, 'burstword').length === 1);
+    await within(1000, async () => (await ids(service, 'burstword')).length === 1);
     await backlogWatcher(service)!.idle();
     await within(1000, () => service.get('resources/burst.md').title === 'Burst 9');
     expect(changes.slice(seen).filter((c) => c.path === 'resources/burst.md').length).toBeLessThanOrEqual(3);
@@ -121,7 +123,7 @@ describe('watcher: live updates from the files on disk', () => {
     expect(backlogWatcher(service)).toBeUndefined();
     await writeFile(join(dir, 'resources', 'after-close.md'), '# After\nafterclosedword');
     await new Promise((r) => setTimeout(r, 300));
-    expect(ids(service, 'afterclosedword')).toEqual([]);
+    expect(await ids(service, 'afterclosedword')).toEqual([]);
     await closeBacklog(service); // twice is fine
   });
 });

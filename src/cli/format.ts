@@ -58,10 +58,16 @@ export function formatGet(entries: GetEntry[]): string {
 }
 
 export function formatDiagnostics(d: ReturnType<BacklogService['diagnostics']>): string {
+  const e = d.embeddings;
+  const embed =
+    e.provider === 'none'
+      ? 'embeddings off'
+      : `embeddings ${e.provider}, ${e.state} (${e.done}/${e.total} chunks)`;
   const lines = [
     `${d.items} items (${Object.entries(d.by_type)
       .map(([k, v]) => `${v} ${k}`)
-      .join(', ')}), search mode ${d.search_mode}`,
+      .join(', ')}), search mode ${d.search_mode}, ${embed}`,
+    ...e.warnings.map((w) => `warning: ${w}`),
   ];
   if (d.files.length === 0) lines.push('No problems found.');
   const byCode = new Map<string, number>();

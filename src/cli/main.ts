@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
-import { closeBacklog, openBacklog } from '../service/open-backlog.js';
+import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
 import { createProgress } from './progress.js';
@@ -13,6 +13,7 @@ import { formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.j
 
 interface GlobalOptions {
   dir?: string;
+  embeddings?: string;
 }
 
 /** `--dir`, else BACKLOG_DIR, else ./backlog; the demo backlog when none of those exists and none was asked for. */
@@ -27,21 +28,30 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
   return DEMO_BACKLOG_DIR;
 }
 
-/** Services opened by this run: their persisted index is written before the process exits. */
+/** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
 const opened: BacklogService[] = [];
 
-async function open(cmd: Command, progress = false, watch = false): Promise<BacklogService> {
-  const { dir } = cmd.optsWithGlobals<GlobalOptions>();
-  const bar = progress ? createProgress() : undefined;
-  // `index` (the one command with a progress bar) always rebuilds from the files.
+/**
+ * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
+ * chunk is cached, else bm25 with a warning); `index` rebuilds everything with progress bars; the
+ * servers embed in the background while lexical search answers.
+ */
+type OpenKind = 'oneshot' | 'index' | 'server';
+
+async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
+  const { dir, embeddings } = cmd.optsWithGlobals<GlobalOptions>();
+  const bar = kind === 'index' ? createProgress() : undefined;
   const service = await openBacklog({
     dir: await resolveDir(dir),
     onProgress: bar?.update,
+    onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
     watch,
-    rebuild: progress,
+    rebuild: kind === 'index',
+    embeddings: embeddings as OpenBacklogOptions['embeddings'],
+    embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
   });
   bar?.stop();
-  opened.push(service);
+  if (kind !== 'server') opened.push(service);
   return service;
 }
 
@@ -81,6 +91,12 @@ export function buildProgram(): Command {
   const program = new Command('backlog-search')
     .description('Search a backlog of markdown tasks, epics and documents.')
     .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
+    .addOption(
+      new Option(
+        '-e, --embeddings <provider>',
+        'embedding provider for hybrid search (default: $BACKLOG_EMBEDDINGS, else auto)',
+      ).choices(['auto', 'transformers', 'bundled', 'none']),
+    )
     .showHelpAfterError();
 
   filterOptions(
@@ -103,7 +119,7 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(async (words: string[], o, cmd: Command) => {
       const service = await open(cmd);
-      const res = service.searchUnified(words.join(' '), {
+      const res = await service.searchUnified(words.join(' '), {
         ...filtersFrom(o),
         sort: o.sort,
         limit: o.limit,
@@ -147,7 +163,7 @@ export function buildProgram(): Command {
     .description('read every file and rebuild the index, with progress')
     .action(async (_o, cmd: Command) => {
       const started = performance.now();
-      const service = await open(cmd, true);
+      const service = await open(cmd, 'index');
       const d = service.diagnostics();
       process.stdout.write(
         `Indexed ${d.items} items (${Object.entries(d.by_type)
@@ -189,7 +205,7 @@ export function buildProgram(): Command {
     .description('serve the backlog to an MCP client over stdio (stdout carries the protocol)')
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd, false, o.watch !== false);
+      const service = await open(cmd, 'server', o.watch !== false);
       const { runStdioServer } = await import('../mcp/stdio.js');
       process.stderr.write(`backlog-search: MCP over stdio for ${service.dir} (${service.size} items)\n`);
       try {
@@ -223,7 +239,7 @@ export function buildProgram(): Command {
           'Pass an integer from 0 to 65535 (0 picks a free port).',
           { field: 'port' },
         );
-      const service = await open(cmd, false, o.watch !== false);
+      const service = await open(cmd, 'server', o.watch !== false);
       const { startHttpServer } = await import('../http/server.js');
       const list = (v: unknown) =>
         typeof v === 'string'
@@ -277,7 +293,7 @@ export async function main(argv = process.argv): Promise<void> {
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
-    await Promise.all(opened.map((s) => s.flush()));
+    await Promise.all(opened.map((s) => s.close()));
   } catch (err) {
     const e = isBacklogError(err)
       ? err

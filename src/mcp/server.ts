@@ -371,9 +371,9 @@ function tools(service: BacklogService): Record<string, ToolSpec> {
       }),
       annotations: READ_ONLY,
       nullIsUnset: true,
-      run: (args) => {
+      run: async (args) => {
         const { query, ...options } = args;
-        const res = service.searchUnified(
+        const res = await service.searchUnified(
           query as string,
           options as Parameters<BacklogService['searchUnified']>[1],
         );

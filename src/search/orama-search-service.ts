@@ -13,6 +13,7 @@ import { boundedLevenshtein } from '@orama/orama/internals';
 import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
+import { idf } from './bm25.js';
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
@@ -23,6 +24,7 @@ export { idKey };
 import {
   TEXT_FIELDS,
   type SearchDocument,
+  type SearchFilters,
   type SearchRequest,
   type SearchResponse,
   type TextField,
@@ -309,6 +311,34 @@ export class OramaSearchService {
       },
       universe: () => inFilter(filter ?? this.allInternalIds()),
     };
+  }
+
+  /** Ids of the documents passing `filters`; null when the filters are empty (everything passes). */
+  matchingIds(filters: SearchFilters): Set<string> | null {
+    const where = buildWhere(filters, () => this.knownPaths());
+    if (where === null) return new Set();
+    if (Object.keys(where).length === 0) return null;
+    const internal = this.db.index.searchByWhereClause(
+      this.store,
+      this.db.tokenizer,
+      where as never,
+      'english',
+    ) as Set<number>;
+    return new Set([...internal].map((d) => this.externalId(d)));
+  }
+
+  /**
+   * The best BM25F score any document could reach for this query: every term's saturation at its
+   * limit, Σ idf(t) · (k1 + 1). Hybrid fusion divides by it, so a weak best match stays weak.
+   */
+  upperBound(query: string): number {
+    const state = this.store.bm25f;
+    let sum = 0;
+    for (const term of this.analyzer.queryTerms(query)) {
+      const df = Math.max(0, ...state.fields.map((f) => f.postings.get(term)?.docs.length ?? 0));
+      if (df > 0) sum += idf(this.size, df) * (this.settings.k1 + 1);
+    }
+    return sum;
   }
 
   /** Ranked search. An empty query lists the filtered documents (most recent first). */

@@ -4,6 +4,9 @@ import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
 import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../search/types.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import { LinkGraph, findRelated } from './links.js';
+import { hybridRank } from '../search/hybrid.js';
+import { SemanticSearch, type SemanticOptions, type SemanticStatus } from './semantic.js';
+import type { Scored } from '../search/fusion.js';
 import { join, relative } from 'node:path';
 import { listTextFiles, loadBacklog, loadFile, loadFiles, statFiles } from '../storage/backlog-store.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
@@ -55,10 +58,24 @@ export interface SearchResult {
   snippet: Snippet;
   matched_fields: TextField[];
   score?: number;
-  /** With include_scores: the BM25F score, the vector similarity (null without embeddings) and the final score. */
-  scores?: { lexical: number; vector: number | null; final: number };
+  /** With include_scores: the BM25F score, the vector similarity (null when that retriever did not find it) and the final score. */
+  scores?: { lexical: number | null; vector: number | null; final: number };
+  /** Which retriever found it: words (`lexical`), meaning (`semantic`), or `both`; `related` for linked items. */
+  match: 'lexical' | 'semantic' | 'both' | 'related';
   content?: string;
 }
+
+/** A ranked hit on its way to a result: which retriever found it and with what raw scores. */
+interface RankedHit extends SearchHit {
+  lexical: number | null;
+  vector: number | null;
+  match: SearchResult['match'];
+}
+
+/** Fewer lexical matches than this: the rest of the page is filled from vector search (when it is ready). */
+const FALLBACK_BELOW = 3;
+/** Candidates each retriever gives hybrid fusion. */
+const HYBRID_CANDIDATES = 100;
 
 /** An item linked to a hit (include_related). */
 export interface RelatedResult extends SearchResult {
@@ -133,6 +150,8 @@ export interface BacklogServiceOptions {
   /** Absolute path of the backlog root. */
   dir: string;
   search?: Partial<SearchSettings>;
+  /** Embeddings for hybrid search; default: none. openBacklog passes the provider chosen by the caller. */
+  embeddings?: Omit<SemanticOptions, 'cacheDir'>;
   /**
    * Where the persisted index goes (`<dir>/.cache` by default; the demo backlog's goes to the
    * package's own `.cache/demo`). `false`: nothing is written, every start reads every file.
@@ -178,6 +197,7 @@ export class BacklogService {
   private cacheDiagnostics: Diagnostic[] = [];
   private cacheTimer: NodeJS.Timeout | null = null;
   private cacheWrite: Promise<void> = Promise.resolve();
+  private readonly semantic: SemanticSearch;
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
@@ -187,6 +207,27 @@ export class BacklogService {
     this.cachePath = cacheDir === false ? null : join(cacheDir, CACHE_FILE);
     this.cacheVersion = cacheVersion({ settings: this.index.settings });
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
+    this.semantic = new SemanticSearch({
+      provider: 'none',
+      embedMissing: 'background',
+      ...options.embeddings,
+      cacheDir: cacheDir === false ? null : cacheDir,
+    });
+  }
+
+  /** Starts the semantic index over the current items (see SemanticOptions.embedMissing). */
+  async startSemantic(): Promise<void> {
+    await this.semantic.start([...this.items.values()]);
+  }
+
+  /** Provider and progress of the semantic index. */
+  semanticStatus(): SemanticStatus {
+    return this.semantic.info();
+  }
+
+  /** Waits until the initial embedding is done (or skipped, or failed). */
+  async semanticReady(): Promise<void> {
+    await this.semantic.ready;
   }
 
   /**
@@ -326,14 +367,21 @@ export class BacklogService {
     }
   }
 
-  /** Writes any pending persisted-index update now; call before the process exits. */
+  /** Writes pending persisted-index and embedding-cache updates now; call before the process exits. */
   async flush(): Promise<void> {
+    await this.semantic.flush();
     if (this.cacheTimer) {
       clearTimeout(this.cacheTimer);
       this.cacheTimer = null;
       this.cacheWrite = this.writeCache();
     }
     await this.cacheWrite;
+  }
+
+  /** Writes what is pending and stops the embedding workers. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.semantic.close();
   }
 
   /** How the last start used the persisted index. */
@@ -429,6 +477,7 @@ export class BacklogService {
     this.indexedAt.set(item.id, Date.now());
     if (!before || before.parent_id !== item.parent_id || before.id !== item.id)
       this.reindexDescendants(item.id);
+    this.semantic.upsert(item).catch(() => undefined);
     this.emitChange({ kind: 'upsert', path: relPath, id: item.id });
     return item;
   }
@@ -452,6 +501,7 @@ export class BacklogService {
     this.plainBodies.delete(id);
     this.indexedAt.delete(id);
     this.index.remove(id);
+    this.semantic.remove(id);
     for (const kid of kids) this.reindexDescendants(kid, true);
   }
 
@@ -537,7 +587,10 @@ export class BacklogService {
   }
 
   /** The one search path. Throws BacklogError (INVALID_QUERY, INVALID_FILTER). */
-  searchUnified(query: string, options: Omit<SearchOptionsInput, 'query'> = {}): SearchResponse {
+  async searchUnified(
+    query: string,
+    options: Omit<SearchOptionsInput, 'query'> = {},
+  ): Promise<SearchResponse> {
     const started = performance.now();
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
@@ -554,10 +607,17 @@ export class BacklogService {
         'Shorten the query to its key words.',
       );
     this.checkFilterValues(opts);
+    const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(text)) : text;
 
     const warnings: string[] = [];
-    if (opts.mode && opts.mode !== 'bm25')
-      warnings.push(`mode "${opts.mode}" needs embeddings, which are off; ran bm25`);
+    const ready = this.semantic.state === 'ready';
+    let mode: SearchMode = opts.mode ?? (ready ? 'hybrid' : 'bm25');
+    if (mode !== 'bm25' && !ready) {
+      warnings.push(
+        `mode "${mode}" needs embeddings; the semantic index is ${this.semanticProgress()}; ran bm25`,
+      );
+      mode = 'bm25';
+    }
     const request = {
       query: text,
       filters: this.filtersOf(opts),
@@ -565,26 +625,66 @@ export class BacklogService {
       conjunctive: opts.conjunctive,
       matchMode: opts.match_mode,
     };
-    // Grouping needs every match to count the groups; a plain page needs only the page.
-    const found = opts.group_by
-      ? this.index.search({ ...request, limit: Number.MAX_SAFE_INTEGER, offset: 0 })
-      : this.index.search({ ...request, limit: opts.limit, offset: opts.offset });
-    const page = opts.group_by ? found.hits.slice(opts.offset, opts.offset + opts.limit) : found.hits;
-    const queryTerms = new Set(
-      this.index.analyzer.queryTerms(opts.match_mode === 'raw' ? positiveText(parseRawQuery(text)) : text),
-    );
-    const toResult = (hit: SearchHit) => this.toResult(hit, queryTerms, opts);
+    let ranked: RankedHit[];
+    let total: number;
+    if (mode === 'bm25') {
+      // Grouping needs every match to count the groups; a plain page needs only the page.
+      const found = opts.group_by
+        ? this.index.search({ ...request, limit: Number.MAX_SAFE_INTEGER, offset: 0 })
+        : this.index.search({ ...request, limit: opts.limit, offset: opts.offset });
+      ranked = found.hits.map((h) => ({ ...h, lexical: h.score, vector: null, match: 'lexical' as const }));
+      total = found.total;
+      // Too few words in common: fill from the nearest meanings, marked as such.
+      if (ready && found.total < FALLBACK_BELOW && opts.offset === 0) {
+        const seen = new Set(ranked.map((h) => h.id));
+        const vector = await this.semantic.search(positive, opts.limit, this.allowedIds(request.filters));
+        for (const v of vector) {
+          if (seen.has(v.id) || ranked.length >= opts.limit) continue;
+          ranked.push({
+            id: v.id,
+            score: v.score,
+            matched_fields: [],
+            lexical: null,
+            vector: v.score,
+            match: 'semantic',
+          });
+          total++;
+        }
+      }
+    } else {
+      const depth = Math.max(HYBRID_CANDIDATES, opts.offset + opts.limit);
+      const allowed = this.allowedIds(request.filters);
+      const vector = await this.semantic.search(positive, depth, allowed);
+      const lexical =
+        mode === 'hybrid'
+          ? this.index.search({ ...request, sort: 'relevant', limit: depth, offset: 0 })
+          : { hits: [], total: 0 };
+      ranked = this.fuse(mode, text, positive, lexical.hits, vector);
+      total =
+        mode === 'semantic'
+          ? ranked.length
+          : lexical.total + ranked.filter((h) => h.match === 'semantic').length;
+      if (opts.sort === 'recent') ranked.sort((a, b) => this.updatedMs(b.id) - this.updatedMs(a.id));
+      const routed = this.index.resolveId(text);
+      const at = routed ? ranked.findIndex((h) => h.id === routed) : -1;
+      if (at > 0 && opts.sort !== 'recent') ranked.unshift(...ranked.splice(at, 1));
+    }
+    // bm25 without grouping asked the index for the page itself.
+    const paged = mode === 'bm25' && !opts.group_by;
+    const page = paged ? ranked : ranked.slice(opts.offset, opts.offset + opts.limit);
+    const queryTerms = new Set(this.index.analyzer.queryTerms(positive));
+    const toResult = (hit: RankedHit) => this.toResult(hit, queryTerms, opts);
 
     const response: SearchResponse = {
       results: page.map(toResult),
-      total: found.total,
+      total,
       query: text,
-      search_mode: 'bm25',
+      search_mode: mode,
       took_ms: 0,
     };
-    if (opts.offset + page.length < found.total) response.next_offset = opts.offset + page.length;
+    if (opts.offset + page.length < total) response.next_offset = opts.offset + page.length;
     if (opts.group_by)
-      response.groups = groupByType(found.hits, (id) => this.items.get(id)!.type, opts.limit, toResult);
+      response.groups = groupByType(ranked, (id) => this.items.get(id)!.type, opts.limit, toResult);
     if (opts.include_related) {
       const relations = new Set<Relation>(opts.relations ?? RELATIONS);
       // At most max(limit, 10): enough context for a short page, bounded for an agent's budget.
@@ -593,7 +693,11 @@ export class BacklogService {
         Math.max(opts.limit, 10),
       );
       response.related = related.map((r) => ({
-        ...this.toResult({ id: r.id, score: r.score, matched_fields: [] }, queryTerms, opts),
+        ...this.toResult(
+          { id: r.id, score: r.score, matched_fields: [], lexical: null, vector: null, match: 'related' },
+          queryTerms,
+          opts,
+        ),
         distance: r.distance,
         via: r.via,
         source: r.source,
@@ -605,7 +709,71 @@ export class BacklogService {
     return response;
   }
 
-  private toResult(hit: SearchHit, queryTerms: ReadonlySet<string>, opts: SearchOptions): SearchResult {
+  /** Hybrid: both lists normalized, fused and multiplied (search/hybrid.ts); semantic: the vector list alone. */
+  private fuse(
+    mode: 'hybrid' | 'semantic',
+    text: string,
+    positive: string,
+    lexical: SearchHit[],
+    vector: Scored[],
+  ): RankedHit[] {
+    if (mode === 'semantic') {
+      return vector.map((v) => ({
+        id: v.id,
+        score: v.score,
+        matched_fields: [],
+        lexical: null,
+        vector: v.score,
+        match: 'semantic',
+      }));
+    }
+    const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
+    const routed = this.index.resolveId(text);
+    const fused = hybridRank({
+      lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
+      vector,
+      lexicalUpperBound: this.index.upperBound(positive),
+      queryTerms: this.index.analyzer.queryTerms(positive),
+      queryIdKey: routed ? idKey(routed) : undefined,
+      facts: (id) => {
+        const item = this.items.get(id)!;
+        return {
+          titleTerms: this.index.analyzer.queryTerms(item.title),
+          idKey: idKey(item.id),
+          type: item.type,
+          updatedMs: this.updatedMs(id),
+        };
+      },
+    });
+    return fused.map((h) => ({
+      id: h.id,
+      score: h.score,
+      matched_fields: fields.get(h.id) ?? [],
+      lexical: h.lexical,
+      vector: h.vector,
+      match: h.lexical === null ? 'semantic' : h.vector === null ? 'lexical' : 'both',
+    }));
+  }
+
+  /** The filters as a predicate on ids for the vector retriever (undefined: everything passes). */
+  private allowedIds(filters: SearchFilters): ((id: string) => boolean) | undefined {
+    const ids = this.index.matchingIds(filters);
+    return ids ? (id) => ids.has(id) : undefined;
+  }
+
+  private updatedMs(id: string): number {
+    const item = this.items.get(id);
+    return item ? Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms : 0;
+  }
+
+  private semanticProgress(): string {
+    const s = this.semantic.info();
+    if (s.state === 'indexing') return `still being built (${s.done}/${s.total} chunks embedded)`;
+    if (s.state === 'loading') return 'loading its model';
+    return s.state === 'failed' ? 'unavailable (failed to load)' : 'off (no embedding provider)';
+  }
+
+  private toResult(hit: RankedHit, queryTerms: ReadonlySet<string>, opts: SearchOptions): SearchResult {
     const item = this.items.get(hit.id)!;
     const result: SearchResult = {
       id: item.id,
@@ -626,11 +794,12 @@ export class BacklogService {
         hit.matched_fields,
       ),
       matched_fields: hit.matched_fields,
+      match: hit.match,
     };
     if (opts.include_scores) {
-      const score = Number(hit.score.toFixed(4));
-      result.score = score;
-      result.scores = { lexical: score, vector: null, final: score };
+      const round = (n: number | null) => (n === null ? null : Number(n.toFixed(4)));
+      result.score = round(hit.score)!;
+      result.scores = { lexical: round(hit.lexical), vector: round(hit.vector), final: round(hit.score)! };
     }
     if (opts.include_content) result.content = item.body;
     return result;
@@ -760,12 +929,21 @@ export class BacklogService {
   diagnostics(): {
     items: number;
     by_type: Record<string, number>;
+    /** The mode a search runs in when it does not ask for one. */
     search_mode: SearchMode;
+    embeddings: SemanticStatus;
     files: Diagnostic[];
   } {
     const byType: Record<string, number> = Object.fromEntries(ITEM_TYPES.map((t) => [t, 0]));
     for (const item of this.items.values()) byType[item.type]++;
-    return { items: this.items.size, by_type: byType, search_mode: 'bm25', files: this.fileDiagnostics };
+    const embeddings = this.semantic.info();
+    return {
+      items: this.items.size,
+      by_type: byType,
+      search_mode: embeddings.state === 'ready' ? 'hybrid' : 'bm25',
+      embeddings,
+      files: this.fileDiagnostics,
+    };
   }
 
   // ----- Writes (logic in ./writes.ts). Each validates strictly, writes atomically, and updates the index before resolving.
@@ -816,13 +994,13 @@ export class BacklogService {
 }
 
 /** Groups ranked hits by a key (their order kept inside each group); groups ordered by their best hit. */
-function groupByType(
-  hits: SearchHit[],
+function groupByType<H extends SearchHit>(
+  hits: H[],
   keyOf: (id: string) => string,
   limit: number,
-  toResult: (h: SearchHit) => SearchResult,
+  toResult: (h: H) => SearchResult,
 ): ResultGroup[] {
-  const groups = new Map<string, SearchHit[]>();
+  const groups = new Map<string, H[]>();
   for (const h of hits) {
     const key = keyOf(h.id);
     groups.set(key, [...(groups.get(key) ?? []), h]);

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { BacklogError } from '../errors.js';
 import type { SearchSettings } from '../search/orama-search-service.js';
 import { BacklogService } from './backlog-service.js';
+import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
+import type { EmbedMissing } from './semantic.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
 
 export interface OpenBacklogOptions {
@@ -14,8 +16,17 @@ export interface OpenBacklogOptions {
    * An object sets the watcher's options.
    */
   watch?: boolean | Omit<WatchOptions, 'after'>;
-  /** `none` (lexical only) is the one provider so far; others arrive with hybrid search. */
-  embeddings?: 'auto' | 'none' | 'bundled' | 'transformers';
+  /**
+   * Embedding provider for hybrid search: `auto` (default; `BACKLOG_EMBEDDINGS` overrides it):
+   * transformers if its model is on disk, else the bundled English model, else none (lexical only).
+   */
+  embeddings?: EmbeddingProvider;
+  /** When to embed what the embedding cache lacks: `background` (default), `wait`, `never` (see SemanticOptions). */
+  embedMissing?: EmbedMissing;
+  /** Model, local folder and remote use of the `transformers` provider. */
+  transformers?: TransformersOptions;
+  /** Progress of the embedding (chunks), e.g. for a progress bar. */
+  onEmbedProgress?: (done: number, total: number) => void;
   search?: Partial<SearchSettings>;
   /** Where the persisted index goes; `false` for none (see BacklogServiceOptions.cacheDir). */
   cacheDir?: string | false;
@@ -46,9 +57,22 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       { dir },
     );
   }
-  const service = new BacklogService({ dir, search: options.search, cacheDir: options.cacheDir });
+  const provider =
+    options.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
+  const service = new BacklogService({
+    dir,
+    search: options.search,
+    cacheDir: options.cacheDir,
+    embeddings: {
+      provider,
+      embedMissing: options.embedMissing ?? 'background',
+      transformers: options.transformers,
+      onProgress: options.onEmbedProgress,
+    },
+  });
   if (!options.watch) {
     await service.reload(options.onProgress, { rebuild: options.rebuild });
+    await service.startSemantic();
     return service;
   }
   let reloaded!: () => void;
@@ -66,6 +90,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   }
   reloaded();
   watchers.set(service, watcher);
+  await service.startSemantic();
   return service;
 }
 
@@ -79,5 +104,5 @@ export async function closeBacklog(service: BacklogService): Promise<void> {
   const watcher = watchers.get(service);
   watchers.delete(service);
   await watcher?.close();
-  await service.flush();
+  await service.close();
 }

@@ -1,0 +1,242 @@
+/**
+ * The vector half of hybrid search for a backlog: resolves an embedding provider, embeds every item's
+ * chunks off the main thread (through the binary embedding cache, so a restart embeds only what
+ * changed), keeps the vector index in step with the files, and answers vector queries. Lexical search
+ * never waits for it: until it is ready, searches run bm25 and say so.
+ */
+import { availableParallelism } from 'node:os';
+import {
+  EmbeddingCache,
+  EmbeddingPool,
+  SemanticIndex,
+  chunkText,
+  hashText,
+  type EmbeddingProvider,
+  type ResolvedProvider,
+  type TransformersOptions,
+} from '../embeddings/index.js';
+import type { BacklogItem } from '../storage/types.js';
+import type { Scored } from '../search/fusion.js';
+
+export type SemanticState = 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
+
+/** When to embed the chunks the cache does not have. */
+export type EmbedMissing = 'background' | 'wait' | 'never';
+
+export interface SemanticOptions {
+  provider: EmbeddingProvider;
+  cacheDir: string | null;
+  /**
+   * `background` (servers, the library): embed in worker threads while lexical search answers;
+   * `wait`: embed before resolving (the `index` command, with its progress bar); `never`: use only
+   * cached vectors, and stay off unless every chunk is cached (one-shot CLI commands).
+   */
+  embedMissing: EmbedMissing;
+  transformers?: TransformersOptions;
+  /** Workers for the initial embedding (default: every core, at most 2); one stays for queries and edits. */
+  workers?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface SemanticStatus {
+  provider: ResolvedProvider;
+  state: SemanticState;
+  /** Chunks embedded (or found in the cache) so far, of `total`. */
+  done: number;
+  total: number;
+  warnings: string[];
+}
+
+type Doc = { id: string; title: string; body: string };
+const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: i.body });
+
+export class SemanticSearch {
+  private status: SemanticStatus = { provider: 'none', state: 'off', done: 0, total: 0, warnings: [] };
+  private pool: EmbeddingPool | null = null;
+  private index: SemanticIndex | null = null;
+  private cache: EmbeddingCache | null = null;
+  /** Index writes run one at a time (SemanticIndex.upsert is not re-entrant for a document). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private saveTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Changes that arrived while the initial embedding ran (null: removed). */
+  private readonly pending = new Map<string, BacklogItem | null>();
+  /** Settles when the initial embedding is done (or failed, or skipped). */
+  ready: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SemanticOptions) {}
+
+  get state(): SemanticState {
+    return this.status.state;
+  }
+
+  info(): SemanticStatus {
+    return { ...this.status, warnings: [...this.status.warnings] };
+  }
+
+  /** Starts embedding `items`. Resolves at once in `background` mode, after the embedding in `wait` mode. */
+  async start(items: BacklogItem[]): Promise<void> {
+    if (this.options.provider === 'none') return;
+    this.status.state = 'loading';
+    this.ready = this.run(items).catch((err: Error) => {
+      this.status.state = 'failed';
+      this.status.warnings.push(`semantic search failed: ${err.message}; searches run bm25`);
+    });
+    if (this.options.embedMissing === 'wait') await this.ready;
+  }
+
+  private async run(items: BacklogItem[]): Promise<void> {
+    const many = Math.max(1, Math.min(2, this.options.workers ?? availableParallelism()));
+    const started = await EmbeddingPool.start({
+      provider: this.options.provider,
+      workers: 1,
+      transformers: this.options.transformers,
+    });
+    this.status.warnings.push(...started.warnings);
+    if (!started.embedder || this.closed) {
+      await started.embedder?.close();
+      this.status.state = 'off';
+      return;
+    }
+    this.pool = started.embedder;
+    this.status.provider = started.embedder.provider;
+    this.cache = this.options.cacheDir
+      ? await EmbeddingCache.open(this.options.cacheDir, this.pool.id, this.pool.dims)
+      : null;
+    if (this.cache) this.status.warnings.push(...this.cache.warnings);
+    this.index = new SemanticIndex({ embedder: this.pool, cache: this.cache ?? undefined });
+
+    const docs = items.map(toDoc);
+    const missing = this.missingChunks(docs);
+    this.status.total = docs.reduce(
+      (n, d) => n + chunkText(d.title, d.body, this.index!.chunkOptions).length,
+      0,
+    );
+    if (missing > 0 && this.options.embedMissing === 'never') {
+      this.status.state = 'off';
+      this.status.warnings.push(
+        `${missing} of ${this.status.total} chunks have no cached embedding; run \`backlog-search index\` to build them`,
+      );
+      await this.close();
+      return;
+    }
+    this.status.state = 'indexing';
+    const progress = {
+      onProgress: (done: number, total: number) => {
+        this.status.done = done;
+        this.status.total = total;
+        this.options.onProgress?.(done, total);
+      },
+    };
+    if (missing > 200 && many > 1) {
+      // Many chunks to embed: every core while it lasts, then one worker for queries and edits (each
+      // bundled worker holds ~150 MB). The second index fills from the cache without embedding.
+      await this.pool.close();
+      const builder = (
+        await EmbeddingPool.start({
+          provider: this.status.provider,
+          workers: many,
+          transformers: this.options.transformers,
+        })
+      ).embedder;
+      if (!builder) throw new Error('embedding workers did not start');
+      await new SemanticIndex({ embedder: builder, cache: this.cache ?? undefined }).upsert(docs, progress);
+      await builder.close();
+      const single = (
+        await EmbeddingPool.start({
+          provider: this.status.provider,
+          workers: 1,
+          transformers: this.options.transformers,
+        })
+      ).embedder;
+      if (!single) throw new Error('embedding worker did not start');
+      this.pool = single;
+      this.index = new SemanticIndex({ embedder: single, cache: this.cache ?? undefined });
+    }
+    await this.enqueue(() => this.index!.upsert(docs, progress));
+    for (const [id, item] of this.pending) {
+      if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)]));
+      else this.index.remove(id);
+    }
+    this.pending.clear();
+    this.status.state = this.closed ? 'off' : 'ready';
+    this.scheduleSave(0);
+  }
+
+  private missingChunks(docs: Doc[]): number {
+    if (!this.cache || !this.index) return Infinity;
+    const hashes = docs.flatMap((d) =>
+      chunkText(d.title, d.body, this.index!.chunkOptions).map((c) => hashText(c.text)),
+    );
+    return this.cache.get(hashes).missing.length;
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A file was added or changed: re-embed its chunks (only those not cached). */
+  upsert(item: BacklogItem): Promise<unknown> {
+    if (this.closed || this.status.state === 'off' || this.status.state === 'failed')
+      return Promise.resolve();
+    if (this.status.state !== 'ready') {
+      // Still building from a snapshot of the items: apply the latest version once it is done.
+      this.pending.set(item.id, item);
+      return Promise.resolve();
+    }
+    return this.enqueue(() => this.index!.upsert([toDoc(item)])).then(() => this.scheduleSave());
+  }
+
+  remove(id: string): void {
+    if (this.closed || this.status.state === 'off' || this.status.state === 'failed') return;
+    if (this.status.state !== 'ready') {
+      this.pending.set(id, null);
+      return;
+    }
+    void this.enqueue(async () => this.index!.remove(id));
+    this.scheduleSave();
+  }
+
+  /** The `k` nearest documents by their best chunk (cosine), among `allowed` when given. */
+  async search(query: string, k: number, allowed?: (id: string) => boolean): Promise<Scored[]> {
+    if (!this.index || this.status.state !== 'ready') return [];
+    const hits = await this.index.search(query, k, allowed ? { filter: allowed } : {});
+    return hits.map((h) => ({ id: h.docId, score: h.score }));
+  }
+
+  private scheduleSave(delay = 2000): void {
+    if (!this.cache || this.closed) return;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      void this.enqueue(() => this.save());
+    }, delay);
+    this.saveTimer.unref();
+  }
+
+  private async save(): Promise<void> {
+    if (!this.cache || !this.index) return;
+    this.index.pruneCache();
+    await this.cache.save();
+  }
+
+  /** Writes pending cache changes. */
+  async flush(): Promise<void> {
+    if (this.saveTimer) {
+      clearTimeout(this.saveTimer);
+      this.saveTimer = null;
+      await this.enqueue(() => this.save());
+    }
+    await this.queue;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush();
+    this.closed = true;
+    await this.pool?.close();
+    this.pool = null;
+  }
+}
