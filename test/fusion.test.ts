@@ -108,6 +108,7 @@ describe('hybridRank', () => {
         lexicalWeight: 0.5,
         lexicalNorm: 'upper',
         vectorFloor: 0.2,
+        vectorNorm: 'floor',
         candidates: 100,
         multipliers: { title: false, id: false, type: false, recency: false },
       },

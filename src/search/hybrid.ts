@@ -26,6 +26,8 @@ export interface HybridSettings {
   lexicalNorm: 'upper' | 'minmax';
   /** Cosine at or below this counts 0 (small sentence encoders rarely go below it for any text). */
   vectorFloor: number;
+  /** How cosines are normalized: from [floor, 1] to [0, 1], or min-max over the list. */
+  vectorNorm: 'floor' | 'minmax';
   /** Candidates taken from each retriever before fusion. */
   candidates: number;
   /** Multipliers: title coverage / exact title, exact id, epic type, recency (off by default). */
@@ -37,6 +39,7 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   lexicalWeight: 0.7,
   lexicalNorm: 'upper',
   vectorFloor: 0.2,
+  vectorNorm: 'floor',
   candidates: 100,
   multipliers: { title: true, id: true, type: true, recency: false },
 };
@@ -81,7 +84,7 @@ export function hybridRank(
       ? fuseRrf([lexical, vector])
       : fuseLinear(
           settings.lexicalNorm === 'upper' ? byUpperBound(lexical, input.lexicalUpperBound) : minMax(lexical),
-          cosineToUnit(vector, settings.vectorFloor),
+          settings.vectorNorm === 'minmax' ? minMax(vector) : cosineToUnit(vector, settings.vectorFloor),
           { lexical: settings.lexicalWeight },
         );
   const now = input.nowMs ?? Date.now();

@@ -617,6 +617,9 @@ export class BacklogService {
         `mode "${mode}" needs embeddings; the semantic index is ${this.semanticProgress()}; ran bm25`,
       );
       mode = 'bm25';
+    } else if (mode !== 'bm25' && !this.semantic.supports(positive)) {
+      if (opts.mode) warnings.push('the embedding model is English-only and this query is not; ran bm25');
+      mode = 'bm25';
     }
     const request = {
       query: text,
