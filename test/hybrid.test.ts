@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closeBacklog, openBacklog, type BacklogService } from '../src/index.js';
+
+/** A small backlog where the right answer shares no word with the question. */
+const TASKS: Record<string, [string, string]> = {
+  'TASK-0001': [
+    'Users locked out after repeated failed sign-ins',
+    'People type the right password yet the sign-in form rejects their credentials and then blocks them for an hour.',
+  ],
+  'TASK-0002': [
+    'Invoice PDF totals are rounded twice',
+    'The billing export rounds each line and then the sum, so totals drift by a cent.',
+  ],
+  'TASK-0003': [
+    'Dark theme for the editor',
+    'Offer a dark colour scheme for the note editor and the sidebar.',
+  ],
+  'TASK-0004': [
+    'Verify nightly database backups',
+    'Restore last night’s Postgres dump into a scratch server every morning and compare row counts.',
+  ],
+  'TASK-0005': [
+    'Speed up search results',
+    'Search takes two seconds on large workspaces; profile the ranking query.',
+  ],
+};
+
+let base: string;
+let service: BacklogService;
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'backlog-hybrid-'));
+  await mkdir(join(base, 'tasks'), { recursive: true });
+  for (const [id, [title, body]] of Object.entries(TASKS)) {
+    await writeFile(
+      join(base, 'tasks', `${id}.md`),
+      `---\nid: ${id}\ntitle: ${title}\ntype: task\nstatus: open\n---\n${body}\n`,
+    );
+  }
+  service = await openBacklog({ dir: base, embeddings: 'bundled', embedMissing: 'wait' });
+}, 120_000);
+afterAll(async () => {
+  await closeBacklog(service);
+  await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
+describe('hybrid search with the bundled model', () => {
+  it('is ready and says which provider runs', () => {
+    expect(service.semanticStatus()).toMatchObject({ provider: 'bundled', state: 'ready' });
+    expect(service.diagnostics().search_mode).toBe('hybrid');
+  });
+
+  it('finds by meaning what shares no word with the query (hybrid only)', async () => {
+    const query = 'cannot log into my account';
+    const lexical = await service.searchUnified(query, { mode: 'bm25' });
+    // Words alone do not find it (what bm25 shows of it is the fallback fill, marked semantic).
+    expect(lexical.results.filter((r) => r.match === 'lexical').map((r) => r.id)).not.toContain('TASK-0001');
+    const hybrid = await service.searchUnified(query, { include_scores: true });
+    expect(hybrid.search_mode).toBe('hybrid');
+    expect(hybrid.results[0]).toMatchObject({ id: 'TASK-0001', match: 'semantic' });
+    expect(hybrid.results[0].scores).toMatchObject({ lexical: null, final: expect.any(Number) });
+    expect(hybrid.results[0].scores!.vector).toBeGreaterThan(0);
+  });
+
+  it('bm25 fills a nearly empty page from vector results, marked as such', async () => {
+    const res = await service.searchUnified('cannot log into my account', { mode: 'bm25', limit: 3 });
+    expect(res.search_mode).toBe('bm25');
+    expect(res.results.length).toBeGreaterThan(0);
+    expect(res.results.every((r) => r.match === 'semantic')).toBe(true);
+  });
+
+  it('keeps lexical hits on top when the words match, and semantic mode ranks by meaning alone', async () => {
+    const res = await service.searchUnified('invoice totals rounded', { include_scores: true });
+    expect(res.results[0]).toMatchObject({ id: 'TASK-0002', match: 'both' });
+    const semantic = await service.searchUnified('the bill adds up wrong', { mode: 'semantic' });
+    expect(semantic.search_mode).toBe('semantic');
+    expect(semantic.results[0].id).toBe('TASK-0002');
+  });
+
+  it('follows file changes in the vector index too', async () => {
+    await writeFile(
+      join(base, 'tasks', 'TASK-0006.md'),
+      '---\nid: TASK-0006\ntitle: Puppy adoption form\ntype: task\nstatus: open\n---\nA page where families apply to take home a young dog from the shelter.\n',
+    );
+    await service.applyFile('tasks/TASK-0006.md');
+    let top = '';
+    for (
+      const deadline = Date.now() + 5000;
+      Date.now() < deadline && top !== 'TASK-0006';
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
+      top = (await service.searchUnified('canine shelter', { mode: 'semantic' })).results[0]?.id ?? '';
+    }
+    expect(top).toBe('TASK-0006');
+  });
+
+  it('an English-only model leaves queries in other scripts to bm25', async () => {
+    const res = await service.searchUnified('вход в систему', { mode: 'hybrid' });
+    expect(res.search_mode).toBe('bm25');
+    expect(res.warnings?.[0]).toMatch(/English-only/);
+  });
+});
