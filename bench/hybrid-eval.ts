@@ -79,17 +79,40 @@ async function lists(data: BeirDataset, pool: EmbeddingPool): Promise<QueryLists
 }
 
 const none = { title: false, id: false, type: false, recency: false };
-const lin = (lexicalWeight: number, extra: Partial<HybridSettings> = {}): HybridSettings => ({ ...DEFAULT_HYBRID_SETTINGS, lexicalWeight, multipliers: none, ...extra });
+const lin = (lexicalWeight: number, extra: Partial<HybridSettings> = {}): HybridSettings => ({
+  ...DEFAULT_HYBRID_SETTINGS,
+  lexicalWeight,
+  multipliers: none,
+  ...extra,
+});
 const variants: [string, HybridSettings | 'bm25' | 'vector'][] = [
   ['bm25 alone', 'bm25'],
   ['vector alone (bundled USE-lite)', 'vector'],
-  ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map((w): [string, HybridSettings] => [`linear ${w}, BM25 / upper bound, cosine floor 0.2`, lin(w)]),
-  ...[0.3, 0.5].map((f): [string, HybridSettings] => [`linear 0.5, BM25 / upper bound, cosine floor ${f}`, lin(0.5, { vectorFloor: f })]),
-  ...[0.4, 0.5, 0.6].map((w): [string, HybridSettings] => [`linear ${w}, BM25 / upper bound, cosine min-max`, lin(w, { vectorNorm: 'minmax' })]),
-  ...[0.5, 0.7].map((w): [string, HybridSettings] => [`linear ${w}, BM25 min-max, cosine min-max`, lin(w, { lexicalNorm: 'minmax', vectorNorm: 'minmax' })]),
-  ...[0.5, 0.7].map((w): [string, HybridSettings] => [`linear ${w}, BM25 min-max, cosine floor 0.2`, lin(w, { lexicalNorm: 'minmax' })]),
+  ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map((w): [string, HybridSettings] => [
+    `linear ${w}, BM25 / upper bound, cosine floor 0.2`,
+    lin(w),
+  ]),
+  ...[0.3, 0.5].map((f): [string, HybridSettings] => [
+    `linear 0.5, BM25 / upper bound, cosine floor ${f}`,
+    lin(0.5, { vectorFloor: f }),
+  ]),
+  ...[0.4, 0.5, 0.6].map((w): [string, HybridSettings] => [
+    `linear ${w}, BM25 / upper bound, cosine min-max`,
+    lin(w, { vectorNorm: 'minmax' }),
+  ]),
+  ...[0.5, 0.7].map((w): [string, HybridSettings] => [
+    `linear ${w}, BM25 min-max, cosine min-max`,
+    lin(w, { lexicalNorm: 'minmax', vectorNorm: 'minmax' }),
+  ]),
+  ...[0.5, 0.7].map((w): [string, HybridSettings] => [
+    `linear ${w}, BM25 min-max, cosine floor 0.2`,
+    lin(w, { lexicalNorm: 'minmax' }),
+  ]),
   ['rrf k=60', { ...DEFAULT_HYBRID_SETTINGS, fusion: 'rrf', multipliers: none }],
-  ['default setting + title multiplier', { ...DEFAULT_HYBRID_SETTINGS, multipliers: { ...none, title: true } }],
+  [
+    'default setting + title multiplier',
+    { ...DEFAULT_HYBRID_SETTINGS, multipliers: { ...none, title: true } },
+  ],
 ];
 
 const pool = (await EmbeddingPool.start({ provider: 'bundled', workers: 2 })).embedder;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
 import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
@@ -9,7 +9,7 @@ import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
 import { createProgress } from './progress.js';
 import { formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
 import { loadBeir } from '../eval/beir.js';
-import { formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
+import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
 
 interface GlobalOptions {
   dir?: string;
@@ -191,13 +191,28 @@ export function buildProgram(): Command {
       new Option('--mode <mode>', 'retrieval mode').choices(['bm25', 'semantic', 'hybrid']).default('bm25'),
     )
     .option('--json', 'print one JSON object')
-    .action(async (dir: string, o) => {
+    .action(async (dir: string, o, cmd: Command) => {
       const dataset = await loadBeir(resolve(dir), o.split);
-      if (o.mode !== 'bm25')
-        process.stderr.write(`mode ${o.mode} needs embeddings, which are not available yet; running bm25\n`);
-      const report = await runEval(dataset, oramaServiceRetriever());
-      const out = { ...report, mode: 'bm25' };
-      print(o.json, out, () => formatReport(report, 'bm25'));
+      if (o.mode === 'bm25') {
+        const report = await runEval(dataset, oramaServiceRetriever());
+        print(o.json, { ...report, mode: 'bm25' }, () => formatReport(report, 'bm25'));
+        return;
+      }
+      const { embeddings } = cmd.optsWithGlobals<GlobalOptions>();
+      const retriever = embeddingRetriever(o.mode, {
+        provider: embeddings === 'transformers' || embeddings === 'auto' ? embeddings : 'bundled',
+        // Embeddings of the corpus are kept in this project's .cache, never in the dataset's folder.
+        cacheDir: resolve('.cache', 'eval-embeddings', basename(resolve(dir))),
+      });
+      try {
+        const report = await runEval(dataset, retriever);
+        // The mode that actually ran: without an embedding provider the fused list is BM25 alone.
+        const mode = retriever.provider() === 'none' ? 'bm25' : o.mode;
+        if (mode !== o.mode) process.stderr.write(`no embedding provider could be loaded; ran ${mode}\n`);
+        print(o.json, { ...report, mode }, () => formatReport(report, mode));
+      } finally {
+        await retriever.close();
+      }
     });
 
   program

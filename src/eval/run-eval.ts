@@ -118,3 +118,64 @@ export function oramaServiceRetriever(settings?: OramaServiceSettings, name = 'b
     },
   };
 }
+
+/**
+ * A Retriever for `hybrid` or `semantic` mode: BM25F plus vector search with an embedding provider
+ * (default the bundled model), fused as searchUnified fuses them (search/hybrid.ts). Embeddings are
+ * cached in `cacheDir` when given, so a second run embeds nothing. Call `close()` to stop the workers.
+ * `provider` reports which embedding provider actually ran (`none`: the run fell back to bm25).
+ */
+export function embeddingRetriever(
+  mode: 'hybrid' | 'semantic',
+  options: { provider?: 'auto' | 'bundled' | 'transformers'; cacheDir?: string; name?: string } = {},
+): Retriever & { close(): Promise<void>; provider(): string } {
+  const name = options.name ?? `backlog-search (${mode})`;
+  let lexical: OramaSearchService | undefined;
+  let semantic: import('../embeddings/index.js').SemanticIndex | undefined;
+  let pool: import('../embeddings/index.js').EmbeddingPool | null = null;
+  let provider = 'none';
+  const titles = new Map<string, string[]>();
+  return {
+    name,
+    provider: () => provider,
+    async build(docs) {
+      const { OramaSearchService } = await import('../search/orama-search-service.js');
+      const { EmbeddingPool, EmbeddingCache, SemanticIndex } = await import('../embeddings/index.js');
+      lexical = new OramaSearchService();
+      await lexical.build(docs.map((d) => ({ id: d.id, title: d.title, body: d.text })));
+      for (const d of docs) titles.set(d.id, lexical.analyzer.queryTerms(d.title));
+      pool = (await EmbeddingPool.start({ provider: options.provider ?? 'bundled' })).embedder;
+      if (!pool) return;
+      provider = pool.provider;
+      const cache = options.cacheDir
+        ? await EmbeddingCache.open(options.cacheDir, pool.id, pool.dims)
+        : undefined;
+      semantic = new SemanticIndex({ embedder: pool, cache });
+      await semantic.upsert(docs.map((d) => ({ id: d.id, title: d.title, body: d.text })));
+      await cache?.save();
+    },
+    async search(query, k) {
+      if (!lexical) throw errors.internal(`${name}: search() called before build()`);
+      const { hybridRank } = await import('../search/hybrid.js');
+      const { englishOnlyQuerySupported } = await import('../service/semantic.js');
+      const depth = Math.max(100, k);
+      const lex = lexical.search({ query, limit: depth }).hits.map((h) => ({ id: h.id, score: h.score }));
+      const vec =
+        semantic && englishOnlyQuerySupported(query)
+          ? (await semantic.search(query, depth)).map((h) => ({ id: h.docId, score: h.score }))
+          : [];
+      if (mode === 'semantic') return vec.slice(0, k).map((h) => h.id);
+      const fused = hybridRank({
+        lexical: lex,
+        vector: vec,
+        lexicalUpperBound: lexical.upperBound(query),
+        queryTerms: lexical.analyzer.queryTerms(query),
+        facts: (id) => ({ titleTerms: titles.get(id) ?? [], idKey: '' }),
+      });
+      return fused.slice(0, k).map((h) => h.id);
+    },
+    async close() {
+      await pool?.close();
+    },
+  };
+}
