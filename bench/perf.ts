@@ -20,6 +20,7 @@ import { openBacklog } from '../src/service/open-backlog.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { miniSearchRetriever, oramaRetriever } from './baselines.js';
 import type { Retriever } from '../src/eval/run-eval.js';
+import { lineChart, svg } from './chart.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
@@ -98,8 +99,7 @@ async function timeRetriever(r: Retriever, docs: BeirDoc[], queries: string[]): 
   };
 }
 
-function ourRetriever(): Retriever {
-  const svc = new OramaSearchService();
+function ourRetriever(svc = new OramaSearchService()): Retriever {
   return {
     name: 'backlog-search (bm25)',
     build: (docs) => svc.build(docs.map((d) => ({ id: d.id, title: d.title, body: d.text }))),
@@ -171,7 +171,7 @@ md.push('## SciFact: 5,183 abstracts, 809 queries (title + text)', '', ...table(
 log('backlog-md ...');
 const backlogDir = join(EVAL_DIR, 'backlog-md');
 const t = performance.now();
-const service = await openBacklog({ dir: backlogDir });
+const service = await openBacklog({ dir: backlogDir, cacheDir: false, embeddings: 'none' });
 const openMs = performance.now() - t;
 const items = service.list({ limit: 1000 }).results.map((r) => service.get(r.id));
 const backlogQueries = wordQueries(
@@ -238,9 +238,23 @@ md.push(
   '',
 );
 
-// 3. Scale.
+// 3. Hybrid on the same folder (bundled model): skipped with --no-hybrid.
+if (!process.argv.includes('--no-hybrid')) {
+  const { measureHybrid } = await import('./hybrid-perf.js');
+  const hybrid = await measureHybrid(
+    backlogDir,
+    join(ROOT, '.cache', 'bench', 'backlog-md'),
+    backlogQueries.slice(0, 300),
+    log,
+  );
+  report.hybrid = hybrid.result;
+  md.push(...hybrid.md);
+}
+
+// 4. Scale.
 const pool = [...scifact.docs, ...(await loadBeir(join(EVAL_DIR, 'xquad-en'), 'dev')).docs];
 const scale: Record<number, Timing[]> = {};
+const warm: Record<number, { index_mb: number; restore_to_first_result_ms: number; text_mb: number }> = {};
 for (const n of SIZES) {
   log(`synthetic ${n} ...`);
   const docs = synthesize(pool, n);
@@ -250,12 +264,61 @@ for (const n of SIZES) {
     n,
   );
   scale[n] = [];
-  const list = n > 10_000 && QUICK ? [ourRetriever()] : systems();
+  const ours = new OramaSearchService();
+  const list =
+    n > 10_000 && QUICK
+      ? [ourRetriever(ours)]
+      : [ourRetriever(ours), oramaRetriever(false), miniSearchRetriever()];
   for (const s of list) scale[n].push(await timeRetriever(s, docs, queries));
+  // Warm start: the persisted index (what .cache/index.bin holds of the index) and its restore.
+  const bytes = await ours.serialize();
+  const restored = new OramaSearchService();
+  const t0 = performance.now();
+  restored.restore(bytes);
+  restored.search({ query: queries[0], limit: 10 });
+  warm[n] = {
+    index_mb: round(bytes.length / 2 ** 20, 1),
+    restore_to_first_result_ms: round(performance.now() - t0, 0),
+    text_mb: round(docs.reduce((a, d) => a + d.title.length + d.text.length, 0) / 2 ** 20, 1),
+  };
 }
 report.scale = scale;
-md.push('## Scale: synthetic corpora from SciFact and XQuAD paragraphs', '');
-for (const n of SIZES) md.push(`### ${n.toLocaleString('en')} documents`, '', ...table(scale[n]), '');
+report.warm = warm;
+md.push('## Scale: synthetic corpora from SciFact and XQuAD paragraphs (lexical)', '');
+for (const n of SIZES) {
+  md.push(`### ${n.toLocaleString('en')} documents`, '', ...table(scale[n]), '');
+  md.push(
+    `Persisted index ${warm[n].index_mb} MB for ${warm[n].text_mb} MB of text; restore to first result ${warm[n].restore_to_first_result_ms} ms (cold build: ${scale[n][0].build_ms} ms).`,
+    '',
+  );
+}
+
+// The chart: query p95 and index heap against corpus size, every system measured at every size.
+const full = SIZES.filter((n) => scale[n].length > 1);
+if (full.length > 1) {
+  const names = scale[full[0]].map((t) => t.system);
+  const pick = (f: (t: Timing) => number) =>
+    names.map((name) => ({ name, values: full.map((n) => f(scale[n].find((t) => t.system === name)!)) }));
+  writeFileSync(
+    join(ROOT, 'docs', 'performance.svg'),
+    svg(860, 260, [
+      lineChart(
+        'query p95 (ms)',
+        full,
+        pick((t) => t.p95_ms),
+        'ms',
+      ),
+      lineChart(
+        'index heap (MB)',
+        full,
+        pick((t) => t.heap_mb ?? 0),
+        'MB',
+        430,
+      ),
+    ]),
+  );
+  md.push('![Query p95 and heap against corpus size](performance.svg)', '');
+}
 
 const rss = round(process.memoryUsage().rss / 2 ** 20, 0);
 report.final_rss_mb = rss;
