@@ -2,13 +2,16 @@
  * The persisted index: everything `openBacklog` derives from the files (parsed items, diagnostics, the
  * Orama index) in one file under `.cache/`, so a restart re-reads only the files that changed.
  *
- * Layout: 8 magic bytes, the SHA-1 of the body (20 bytes), then the body: msgpack of
- * `{ version, files, items, diagnostics, index }`, where `index` is OramaSearchService.serialize().
+ * Layout: 8 magic bytes, the SHA-1 of the body (20 bytes), then the body: gzip (level 1, on libuv's
+ * thread pool) of the msgpack of `{ version, files, items, diagnostics, index }`, where `index` is
+ * OramaSearchService.serialize(). Gzip takes the Backlog.md folder's cache from 5.3 to 1.9 MB.
  * A wrong magic, a checksum mismatch (truncated or corrupt file) or another version (schema,
  * settings or format changed) makes the cache unusable; the caller rebuilds from the files.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import { decode, encode } from '@msgpack/msgpack';
 import { writeFileAtomic } from '../storage/backlog-store.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
@@ -16,7 +19,9 @@ import type { BacklogItem, Diagnostic } from '../storage/types.js';
 const MAGIC = Buffer.from('BLSCACHE');
 const HASH_BYTES = 20;
 /** Bump when the layout of the cache or of the index inside it changes. */
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2;
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
 
 export interface FileStat {
@@ -43,7 +48,7 @@ export async function writeIndexCache(
   version: string,
   snapshot: CacheSnapshot,
 ): Promise<number> {
-  const body = encode({ version, ...snapshot });
+  const body = await gzipAsync(encode({ version, ...snapshot }), { level: 1 });
   const hash = createHash('sha1').update(body).digest();
   const bytes = Buffer.concat([MAGIC, hash, body]);
   await writeFileAtomic(path, bytes);
@@ -68,7 +73,7 @@ export async function readIndexCache(
   if (!hash.equals(bytes.subarray(MAGIC.length, MAGIC.length + HASH_BYTES)))
     return { reason: 'checksum mismatch (truncated or corrupt)' };
   try {
-    const decoded = decode(body) as CacheSnapshot & { version: string };
+    const decoded = decode(await gunzipAsync(body)) as CacheSnapshot & { version: string };
     if (decoded.version !== version) return { reason: 'made with other settings or an older version' };
     return {
       snapshot: {
