@@ -12,6 +12,7 @@
  * `conjunctive=true`). Options are validated by the same zod schemas as the MCP tools, so errors carry
  * the same codes.
  */
+import { summarize } from '../service/summary.js';
 import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
@@ -19,7 +20,6 @@ import { normalizeArgs } from '../mcp/server.js';
 import type { BacklogChange, BacklogService, ItemSummary } from '../service/backlog-service.js';
 import { listOptionsSchema, searchOptionsSchema } from '../service/options.js';
 import { resourceUri } from '../storage/parse.js';
-import type { BacklogItem } from '../storage/types.js';
 import type { HttpEnv } from './server.js';
 
 /** Seconds between keep-alive comments on an idle event stream (proxies drop silent connections). */
@@ -58,26 +58,13 @@ export function queryToArgs(query: Record<string, string[]>, schema: z.ZodObject
   return args;
 }
 
-function summary(item: BacklogItem): ItemSummary {
-  return {
-    id: item.id,
-    type: item.type,
-    title: item.title,
-    status: item.status,
-    parent_id: item.parent_id,
-    path: item.path,
-    tags: item.tags,
-    updated_at: item.updated_at,
-  };
-}
-
 /** One item with its metadata, parent and children (as summaries, so a client can link them). */
 export function itemResponse(service: BacklogService, ref: string) {
   const item = service.get(ref);
   const metadata = service.getMetadata(item.id);
   const known = (id: string) => {
     const resolved = service.resolve(id);
-    return resolved ? summary(service.get(resolved)) : null;
+    return resolved ? summarize(service.get(resolved)) : null;
   };
   return {
     status: 'ok' as const,

@@ -4,6 +4,7 @@ import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
 import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../search/types.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import { LinkGraph, findRelated } from './links.js';
+import { summarize, type ItemSummary } from './summary.js';
 import { hybridRank } from '../search/hybrid.js';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from './semantic.js';
 import type { Scored } from '../search/fusion.js';
@@ -110,16 +111,7 @@ export interface SearchResponse {
   groups?: ResultGroup[];
 }
 
-export interface ItemSummary {
-  id: string;
-  type: ItemType;
-  title: string;
-  status: string | null;
-  parent_id: string | null;
-  path: string;
-  tags: string[];
-  updated_at: string | null;
-}
+export type { ItemSummary } from './summary.js';
 
 export interface ListResponse {
   results: ItemSummary[];
@@ -1017,19 +1009,6 @@ function groupByType<H extends SearchHit>(
 
 function relativeCachePath(dir: string, path: string): string {
   return relative(dir, path).split('\\').join('/');
-}
-
-function summarize(item: BacklogItem): ItemSummary {
-  return {
-    id: item.id,
-    type: item.type,
-    title: item.title,
-    status: item.status,
-    parent_id: item.parent_id,
-    path: item.path,
-    tags: item.tags,
-    updated_at: item.updated_at,
-  };
 }
 
 export { BacklogError };

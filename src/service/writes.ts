@@ -3,6 +3,7 @@
  * validated first (nothing is written on an error), goes to disk atomically, and is applied to the
  * index before the call returns. Only the file being written is ever touched.
  */
+import { summarize } from './summary.js';
 import matter from 'gray-matter';
 import { lstat, readFile, readdir, realpath, stat, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -11,7 +12,7 @@ import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { MAX_FILE_BYTES, isIgnoredPath, writeFileAtomic } from '../storage/backlog-store.js';
 import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri } from '../storage/parse.js';
 import { FIELD_ALIASES, PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
-import { STATUSES, type BacklogItem } from '../storage/types.js';
+import { STATUSES } from '../storage/types.js';
 import { createFileExclusive, tryCreateMarker } from '../storage/write-file.js';
 import type { BacklogService, ItemSummary } from './backlog-service.js';
 import { oneOrMany, toBacklogError } from './options.js';
@@ -542,19 +543,6 @@ function fsError(err: unknown, rel: string): never {
   );
 }
 
-function summaryOf(item: BacklogItem): ItemSummary {
-  return {
-    id: item.id,
-    type: item.type,
-    title: item.title,
-    status: item.status,
-    parent_id: item.parent_id,
-    path: item.path,
-    tags: item.tags,
-    updated_at: item.updated_at,
-  };
-}
-
 async function applied(
   service: BacklogService,
   rel: string,
@@ -567,7 +555,7 @@ async function applied(
     id: item?.id ?? resourceUri(rel),
     path: rel,
     uri: resourceUri(rel),
-    item: item ? summaryOf(item) : null,
+    item: item ? summarize(item) : null,
     ...extra,
   };
 }

@@ -1,0 +1,26 @@
+import type { BacklogItem, ItemType } from '../storage/types.js';
+
+/** The short form of an item that lists and write results return. */
+export interface ItemSummary {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  path: string;
+  tags: string[];
+  updated_at: string | null;
+}
+
+export function summarize(item: BacklogItem): ItemSummary {
+  return {
+    id: item.id,
+    type: item.type,
+    title: item.title,
+    status: item.status,
+    parent_id: item.parent_id,
+    path: item.path,
+    tags: item.tags,
+    updated_at: item.updated_at,
+  };
+}
