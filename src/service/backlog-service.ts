@@ -5,7 +5,7 @@ import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../sea
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import { LinkGraph, findRelated } from './links.js';
 import { summarize, type ItemSummary } from './summary.js';
-import { hybridRank } from '../search/hybrid.js';
+import { DEFAULT_HYBRID_SETTINGS, hybridRank, type HybridSettings } from '../search/hybrid.js';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from './semantic.js';
 import type { Scored } from '../search/fusion.js';
 import { join, relative } from 'node:path';
@@ -142,6 +142,8 @@ export interface BacklogServiceOptions {
   /** Absolute path of the backlog root. */
   dir: string;
   search?: Partial<SearchSettings>;
+  /** Fusion and multipliers of hybrid search (defaults: DEFAULT_HYBRID_SETTINGS, docs/search.md). */
+  hybrid?: Partial<HybridSettings>;
   /** Embeddings for hybrid search; default: none. openBacklog passes the provider chosen by the caller. */
   embeddings?: Omit<SemanticOptions, 'cacheDir'>;
   /**
@@ -190,6 +192,7 @@ export class BacklogService {
   private cacheTimer: NodeJS.Timeout | null = null;
   private cacheWrite: Promise<void> = Promise.resolve();
   private readonly semantic: SemanticSearch;
+  private readonly hybridSettings: HybridSettings;
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
@@ -199,6 +202,11 @@ export class BacklogService {
     this.cachePath = cacheDir === false ? null : join(cacheDir, CACHE_FILE);
     this.cacheVersion = cacheVersion({ settings: this.index.settings });
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
+    this.hybridSettings = {
+      ...DEFAULT_HYBRID_SETTINGS,
+      ...options.hybrid,
+      multipliers: { ...DEFAULT_HYBRID_SETTINGS.multipliers, ...options.hybrid?.multipliers },
+    };
     this.semantic = new SemanticSearch({
       provider: 'none',
       embedMissing: 'background',
@@ -724,22 +732,25 @@ export class BacklogService {
     }
     const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
     const routed = this.index.resolveId(text);
-    const fused = hybridRank({
-      lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
-      vector,
-      lexicalUpperBound: this.index.upperBound(positive),
-      queryTerms: this.index.analyzer.queryTerms(positive),
-      queryIdKey: routed ? idKey(routed) : undefined,
-      facts: (id) => {
-        const item = this.items.get(id)!;
-        return {
-          titleTerms: this.index.analyzer.queryTerms(item.title),
-          idKey: idKey(item.id),
-          type: item.type,
-          updatedMs: this.updatedMs(id),
-        };
+    const fused = hybridRank(
+      {
+        lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
+        vector,
+        lexicalUpperBound: this.index.upperBound(positive),
+        queryTerms: this.index.analyzer.queryTerms(positive),
+        queryIdKey: routed ? idKey(routed) : undefined,
+        facts: (id) => {
+          const item = this.items.get(id)!;
+          return {
+            titleTerms: this.index.analyzer.queryTerms(item.title),
+            idKey: idKey(item.id),
+            type: item.type,
+            updatedMs: this.updatedMs(id),
+          };
+        },
       },
-    });
+      this.hybridSettings,
+    );
     return fused.map((h) => ({
       id: h.id,
       score: h.score,

@@ -5,6 +5,7 @@ import type { SearchSettings } from '../search/orama-search-service.js';
 import { BacklogService } from './backlog-service.js';
 import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
 import type { EmbedMissing } from './semantic.js';
+import type { HybridSettings } from '../search/hybrid.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
 
 export interface OpenBacklogOptions {
@@ -25,6 +26,8 @@ export interface OpenBacklogOptions {
   embedMissing?: EmbedMissing;
   /** Model, local folder and remote use of the `transformers` provider. */
   transformers?: TransformersOptions;
+  /** Fusion weights and multipliers of hybrid search (see docs/search.md). */
+  hybrid?: Partial<HybridSettings>;
   /** Progress of the embedding (chunks), e.g. for a progress bar. */
   onEmbedProgress?: (done: number, total: number) => void;
   search?: Partial<SearchSettings>;
@@ -63,6 +66,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
     dir,
     search: options.search,
     cacheDir: options.cacheDir,
+    hybrid: options.hybrid,
     embeddings: {
       provider,
       embedMissing: options.embedMissing ?? 'background',
