@@ -143,3 +143,26 @@ describe('hybridRank', () => {
     expect(out[0].score).toBeCloseTo(out[1].score, 12);
   });
 });
+
+describe('hybridRank edge cases', () => {
+  const facts = (id: string) => ({ titleTerms: [], idKey: id });
+  const none = { title: false, id: false, type: false, recency: false };
+
+  it('drops vector-only documents below the cosine floor, and caps the bound by the best lexical score', async () => {
+    const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none };
+    const out = hybridRank(
+      {
+        lexical: list(['word', 3]),
+        vector: list(['near', 0.5], ['noise', 0.1]),
+        lexicalUpperBound: 0,
+        queryTerms: [],
+        facts,
+      },
+      settings,
+    );
+    expect(out.map((h) => h.id)).toEqual(['word', 'near']);
+    // An out-of-vocabulary word matched only through an expansion has bound 0: its best match counts 1.
+    expect(out[0].score).toBeCloseTo(settings.lexicalWeight, 10);
+  });
+});

@@ -78,12 +78,14 @@ export function hybridRank(
   const lexical = input.lexical.slice(0, settings.candidates);
   const vector = input.vector.slice(0, settings.candidates);
   const lexScores = new Map(lexical.map((h) => [h.id, h.score]));
+  // Expansions (partial words, typos) add scores the bound does not count: the best match caps it.
+  const upper = Math.max(input.lexicalUpperBound, ...lexical.map((h) => h.score));
   const vecScores = new Map(vector.map((h) => [h.id, h.score]));
   const fused =
     settings.fusion === 'rrf'
       ? fuseRrf([lexical, vector])
       : fuseLinear(
-          settings.lexicalNorm === 'upper' ? byUpperBound(lexical, input.lexicalUpperBound) : minMax(lexical),
+          settings.lexicalNorm === 'upper' ? byUpperBound(lexical, upper) : minMax(lexical),
           settings.vectorNorm === 'minmax' ? minMax(vector) : cosineToUnit(vector, settings.vectorFloor),
           { lexical: settings.lexicalWeight },
         );
@@ -91,6 +93,8 @@ export function hybridRank(
   const m = settings.multipliers;
   const out: HybridHit[] = [];
   for (const [id, base] of fused) {
+    // A document only the vector list has, at or below the cosine floor, is not a match at all.
+    if (base <= 0 && !lexScores.has(id)) continue;
     const f = input.facts(id);
     const factor = combineMultipliers([
       m.title ? titleMultiplier(input.queryTerms, f.titleTerms) : 1,

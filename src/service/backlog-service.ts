@@ -657,11 +657,17 @@ export class BacklogService {
     } else {
       const depth = Math.max(HYBRID_CANDIDATES, opts.offset + opts.limit);
       const allowed = this.allowedIds(request.filters);
-      const vector = await this.semantic.search(positive, depth, allowed);
+      let vector = await this.semantic.search(positive, depth, allowed);
       const lexical =
         mode === 'hybrid'
           ? this.index.search({ ...request, sort: 'relevant', limit: depth, offset: 0 })
           : { hits: [], total: 0 };
+      // A boolean question (raw syntax, or every word required) is answered by the words; meaning
+      // only re-ranks those answers, it does not add documents the query excludes.
+      if (mode === 'hybrid' && (opts.match_mode === 'raw' || opts.conjunctive)) {
+        const matched = new Set(lexical.hits.map((h) => h.id));
+        vector = vector.filter((v) => matched.has(v.id));
+      }
       ranked = this.fuse(mode, text, positive, lexical.hits, vector);
       total =
         mode === 'semantic'
