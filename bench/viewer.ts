@@ -46,7 +46,12 @@ async function startServer(dir: string, viewerDir: string): Promise<{ url: strin
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', CLI_ENTRY, 'serve', '--port', '0', '--dir', dir, '--viewer-dir', viewerDir],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+    // Lexical, and its derived data in this project's .cache: never written into the eval folder.
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, BACKLOG_EMBEDDINGS: 'none', BACKLOG_CACHE_DIR: join(ROOT, '.cache', 'bench', 'viewer') },
+    },
   );
   const url = await new Promise<string>((resolveUrl, reject) => {
     let err = '';

@@ -31,7 +31,7 @@ export interface OpenBacklogOptions {
   /** Progress of the embedding (chunks), e.g. for a progress bar. */
   onEmbedProgress?: (done: number, total: number) => void;
   search?: Partial<SearchSettings>;
-  /** Where the persisted index goes; `false` for none (see BacklogServiceOptions.cacheDir). */
+  /** Where the persisted index goes (default `BACKLOG_CACHE_DIR`, else `<dir>/.cache`); `false` for none. */
   cacheDir?: string | false;
   /** Read every file and rebuild the index even when the persisted one is valid. */
   rebuild?: boolean;
@@ -65,7 +65,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   const service = new BacklogService({
     dir,
     search: options.search,
-    cacheDir: options.cacheDir,
+    cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),
     hybrid: options.hybrid,
     embeddings: {
       provider,
