@@ -46,7 +46,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-const service = await openBacklog({ dir, embeddings: 'none', cacheDir: join(ROOT, '.cache', 'bench', 'mcp-http') });
+const service = await openBacklog({
+  dir,
+  embeddings: 'none',
+  cacheDir: join(ROOT, '.cache', 'bench', 'mcp-http'),
+});
 const server = await startHttpServer({ service, port: 0 });
 const client = new Client({ name: 'bench', version: '1' });
 await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));

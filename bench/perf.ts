@@ -11,6 +11,7 @@
  * - synthetic corpora of 1K, 10K and 50K documents made by recombining SciFact and XQuAD paragraphs.
  */
 import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -289,6 +290,33 @@ for (const n of SIZES) {
   md.push(`### ${n.toLocaleString('en')} documents`, '', ...table(scale[n]), '');
   md.push(
     `Persisted index ${warm[n].index_mb} MB for ${warm[n].text_mb} MB of text; restore to first result ${warm[n].restore_to_first_result_ms} ms (cold build: ${scale[n][0].build_ms} ms).`,
+    '',
+  );
+}
+
+// 5. The servers, each measured by its own bench from a second process or a real client.
+if (!process.argv.includes('--no-servers')) {
+  const run = (script: string) =>
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', script)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * 2 ** 20,
+    });
+  log('MCP over HTTP ...');
+  md.push(
+    '## MCP `backlog_search` over Streamable HTTP (Backlog.md folder, lexical): `npx tsx bench/mcp-http.ts`',
+    '',
+    '```',
+    run('mcp-http.ts').trim(),
+    '```',
+    '',
+  );
+  log('viewer and GET /search ...');
+  md.push(
+    '## Viewer and `GET /search` from a second process (Backlog.md folder, lexical): `npm run bench:viewer`',
+    '',
+    run('viewer.ts').trim(),
     '',
   );
 }

@@ -50,7 +50,11 @@ async function startServer(dir: string, viewerDir: string): Promise<{ url: strin
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, BACKLOG_EMBEDDINGS: 'none', BACKLOG_CACHE_DIR: join(ROOT, '.cache', 'bench', 'viewer') },
+      env: {
+        ...process.env,
+        BACKLOG_EMBEDDINGS: 'none',
+        BACKLOG_CACHE_DIR: join(ROOT, '.cache', 'bench', 'viewer'),
+      },
     },
   );
   const url = await new Promise<string>((resolveUrl, reject) => {
