@@ -132,7 +132,7 @@ export async function measureHybrid(
     `| query embedding alone p50 / p95 (bundled, 1 worker) | ${embed.p50} / ${embed.p95} ms | (reported) |`,
     `| hybrid query, new query, p50 / p95 | ${hybridFresh.p50} / ${hybridFresh.p95} ms | p95 ≤ embedding p95 + 5 = ${round(embed.p95 + 5, 2)} ms |`,
     `| hybrid query, repeated (cached embedding), p50 / p95 | ${hybridRepeat.p50} / ${hybridRepeat.p95} ms | |`,
-    `| RSS before / peak while embedding / steady after | ${result.rss_mb.before} / ${result.rss_mb.peak_while_embedding} / ${result.rss_mb.steady} MB | ≤ 400 MB |`,
+    `| RSS of this bench process (it also holds the sections above): before / peak while embedding / steady after | ${result.rss_mb.before} / ${result.rss_mb.peak_while_embedding} / ${result.rss_mb.steady} MB | ≤ 400 MB |`,
     `| \`.cache/\` size vs the corpus text | ${result.cache_mb} MB vs ${result.corpus_mb} MB (${round(cache / corpus, 2)}x) | ≤ 3x |`,
     '',
   ];
