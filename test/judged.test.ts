@@ -1,24 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openBacklog, type BacklogService } from '../src/index.js';
-import { DEMO_DIR, ROOT } from './helpers.js';
-
-interface Judged {
-  query: string;
-  /** Ids that must be among the first `within` of the list named by `in`. */
-  expect: string[];
-  within: number;
-  /** Ids that must not appear anywhere in that list. */
-  absent?: string[];
-  /** Which list: the results (default), the related items, or the first group. */
-  in?: 'results' | 'related' | 'groups';
-  options?: Record<string, unknown>;
-  why: string;
-}
+import { DEMO_DIR } from './helpers.js';
+import { judgedIds, loadJudged } from './judged-fixture.js';
 
 /** Queries with the results a good engine must rank near the top: guards ranking in CI. */
-const judged: Judged[] = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/judged-queries.json'), 'utf8'));
+const judged = loadJudged();
 
 let service: BacklogService;
 beforeAll(async () => {
@@ -34,13 +20,7 @@ describe('judged queries on the demo backlog', () => {
     '%s',
     async (_name, j) => {
       const res = await service.searchUnified(j.query, { limit: Math.max(20, j.within), ...j.options });
-      const list =
-        j.in === 'related'
-          ? (res.related ?? [])
-          : j.in === 'groups'
-            ? (res.groups?.[0]?.results ?? [])
-            : res.results;
-      const ids = list.map((r) => r.id);
+      const ids = judgedIds(res, j);
       for (const id of j.expect) expect(ids.slice(0, j.within), j.why).toContain(id);
       for (const id of j.absent ?? []) expect(ids, j.why).not.toContain(id);
       if (j.expect.length === 0 && !j.absent) throw new Error(`judged query "${j.query}" asserts nothing`);
