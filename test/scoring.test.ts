@@ -169,3 +169,19 @@ describe('phrases from positional postings', () => {
     expect([...phraseDocs(f, analyzer.sequence('rate limit'), new Set([3]))]).toEqual([3]);
   });
 });
+
+describe('topKIndices', () => {
+  it('selects the same best page as a full sort, ties by lower id', async () => {
+    const { topKIndices } = await import('../src/search/orama-search-service.js');
+    let seed = 3;
+    const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    for (let round = 0; round < 50; round++) {
+      const n = 1 + Math.floor(rand() * 300);
+      const scores = Array.from({ length: n }, () => Math.floor(rand() * 20) / 4);
+      const docs = Array.from({ length: n }, (_, i) => (i * 7919) % 1009);
+      const full = docs.map((_, i) => i).sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+      const k = Math.floor(rand() * (n + 2));
+      expect(topKIndices(scores, docs, k)).toEqual(full.slice(0, k));
+    }
+  });
+});

@@ -112,6 +112,44 @@ function fieldBits(fields: TextField[]): number {
 }
 
 /**
+ * Indices of the `k` best scores, best first (ties: the lower internal id first, as the full sort
+ * orders them), with a bounded min-heap: O(n log k) instead of sorting every match.
+ */
+export function topKIndices(scores: number[], docs: number[], k: number): number[] {
+  // `worse(a, b)`: a ranks below b.
+  const worse = (a: number, b: number) =>
+    scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
+  const heap: number[] = [];
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l], heap[m])) m = l;
+      if (r < heap.length && worse(heap[r], heap[m])) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  };
+  for (let i = 0; i < scores.length; i++) {
+    if (heap.length < k) {
+      heap.push(i);
+      for (let c = heap.length - 1; c > 0;) {
+        const p = (c - 1) >> 1;
+        if (!worse(heap[c], heap[p])) break;
+        [heap[c], heap[p]] = [heap[p], heap[c]];
+        c = p;
+      }
+    } else if (k > 0 && worse(heap[0], i)) {
+      heap[0] = i;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+}
+
+/**
  * The in-memory index: Orama holds the documents, the term dictionary and the filter indexes;
  * ranking is BM25F over raw term frequencies (see orama-components.ts for why).
  */
@@ -396,12 +434,18 @@ export class OramaSearchService {
       ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
     }
 
-    const order = docs.map((_, i) => i);
     const sortRecent = req.sort === 'recent' || !query;
+    let total = docs.length;
+    let order: number[];
     if (sortRecent) {
+      order = docs.map((_, i) => i);
       const updated = docs.map((d) => this.updatedMs(d));
       order.sort((a, b) => updated[b] - updated[a] || scores[b] - scores[a] || docs[a] - docs[b]);
+    } else if ((offset + limit) * 4 < docs.length) {
+      // A page of a large result: select the best instead of sorting every match.
+      order = topKIndices(scores, docs, offset + limit);
     } else {
+      order = docs.map((_, i) => i);
       order.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
     }
 
@@ -414,10 +458,15 @@ export class OramaSearchService {
         const top = order.length ? scores[order[0]] : 0;
         if (at > 0) order.unshift(...order.splice(at, 1));
         if (at < 0) {
-          docs.push(internal);
-          scores.push(top);
-          masks.push(0);
-          order.unshift(docs.length - 1);
+          let j = docs.indexOf(internal);
+          if (j < 0) {
+            docs.push(internal);
+            scores.push(top);
+            masks.push(0);
+            j = docs.length - 1;
+            total++;
+          }
+          order.unshift(j);
         }
         scores[order[0]] = Math.max(top, scores[order[0]]);
       }
@@ -425,7 +474,7 @@ export class OramaSearchService {
 
     const page = order.slice(offset, offset + limit);
     return {
-      total: order.length,
+      total,
       hits: page.map((i) => ({
         id: this.externalId(docs[i]),
         score: scores[i],
