@@ -539,7 +539,7 @@ export class BacklogService {
     for (const [k, v] of Object.entries(item.frontmatter)) {
       if (!known.has(k) && v !== null && v !== undefined && typeof v !== 'object') extra.push(String(v));
     }
-    const updated = Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
+    const updated = updatedMsOf(item);
     return {
       id: item.id,
       type: item.type,
@@ -775,7 +775,7 @@ export class BacklogService {
 
   private updatedMs(id: string): number {
     const item = this.items.get(id);
-    return item ? Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms : 0;
+    return item ? updatedMsOf(item) : 0;
   }
 
   private semanticProgress(): string {
@@ -1022,6 +1022,11 @@ function groupByType<H extends SearchHit>(
     count: list.length,
     results: list.slice(0, limit).map(toResult),
   }));
+}
+
+/** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
+function updatedMsOf(item: BacklogItem): number {
+  return Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
 }
 
 function relativeCachePath(dir: string, path: string): string {
