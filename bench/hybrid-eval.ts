@@ -10,7 +10,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadBeir, type BeirDataset } from '../src/eval/beir.js';
 import { ndcgAtK } from '../src/eval/metrics.js';
+import { create, insertMultiple, search, type AnyOrama } from '@orama/orama';
 import { EmbeddingCache, EmbeddingPool, SemanticIndex } from '../src/embeddings/index.js';
+import { embedWithCache } from '../src/embeddings/semantic-index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { hybridRank, DEFAULT_HYBRID_SETTINGS, type HybridSettings } from '../src/search/hybrid.js';
 import type { Scored } from '../src/search/fusion.js';
@@ -34,6 +36,42 @@ interface QueryLists {
   vector: Scored[];
   upper: number;
   terms: string[];
+  /** Orama's own modes on one vector per document (its title + text, cut to the model's 128 tokens). */
+  orama: Record<OramaVariant, string[]>;
+}
+
+type OramaVariant = 'orama-hybrid' | 'orama-hybrid-0.2' | 'orama-vector';
+const ORAMA_VARIANTS: [string, OramaVariant][] = [
+  ['Orama 3.1.18 hybrid mode, default settings (similarity 0.8, weights 0.5/0.5)', 'orama-hybrid'],
+  ['Orama 3.1.18 hybrid mode, similarity lowered to 0.2', 'orama-hybrid-0.2'],
+  ['Orama 3.1.18 vector mode, default settings (similarity 0.8)', 'orama-vector'],
+];
+
+/**
+ * Orama used directly, as its docs show: one `vector[512]` per document next to the text fields, and
+ * `search({ mode: 'hybrid' | 'vector', term, vector })` with its defaults.
+ */
+async function oramaVectorDb(data: BeirDataset, pool: EmbeddingPool, cache: EmbeddingCache) {
+  const texts = data.docs.map((d) => `${d.title}\n${d.text}`.trim());
+  const { vectors } = await embedWithCache(pool, cache, texts);
+  const db: AnyOrama = create({
+    schema: { title: 'string', text: 'string', embedding: `vector[${pool.dims}]` } as const,
+  });
+  await insertMultiple(
+    db,
+    data.docs.map((d, i) => ({ id: d.id, title: d.title, text: d.text, embedding: Array.from(vectors[i]) })),
+  );
+  return async (query: string, variant: OramaVariant): Promise<string[]> => {
+    const value = Array.from(await pool.embedQuery(query));
+    const res = await search(db, {
+      mode: variant === 'orama-vector' ? 'vector' : 'hybrid',
+      term: query,
+      vector: { value, property: 'embedding' },
+      ...(variant === 'orama-hybrid-0.2' ? { similarity: 0.2 } : {}),
+      limit: 101,
+    } as never);
+    return res.hits.map((h) => String(h.id));
+  };
 }
 
 async function lists(data: BeirDataset, pool: EmbeddingPool): Promise<QueryLists[]> {
@@ -62,8 +100,12 @@ async function lists(data: BeirDataset, pool: EmbeddingPool): Promise<QueryLists
   );
   await cache.save();
   log(`  ${data.name}: ${res.chunks} chunks, ${res.embedded} embedded, ${res.reused} from cache`);
+  const orama = await oramaVectorDb(data, pool, cache);
+  await cache.save();
   const out: QueryLists[] = [];
   for (const q of data.queries) {
+    const oramaLists = {} as Record<OramaVariant, string[]>;
+    for (const [, v] of ORAMA_VARIANTS) oramaLists[v] = (await orama(q.text, v)).filter((id) => id !== q.id);
     const found = lexical.search({ query: q.text, limit: 101 });
     // The bundled model is English-only: a query written mostly in another script gets no vector list.
     const vector = supportsQuery(q.text) ? await semantic.search(q.text, 101) : [];
@@ -73,6 +115,7 @@ async function lists(data: BeirDataset, pool: EmbeddingPool): Promise<QueryLists
       vector: vector.filter((h) => h.docId !== q.id).map((h) => ({ id: h.docId, score: h.score })),
       upper: lexical.upperBound(q.text),
       terms: lexical.analyzer.queryTerms(q.text),
+      orama: oramaLists,
     });
   }
   return out;
@@ -85,7 +128,7 @@ const lin = (lexicalWeight: number, extra: Partial<HybridSettings> = {}): Hybrid
   multipliers: none,
   ...extra,
 });
-const variants: [string, HybridSettings | 'bm25' | 'vector'][] = [
+const variants: [string, HybridSettings | 'bm25' | 'vector' | OramaVariant][] = [
   ['bm25 alone', 'bm25'],
   ['vector alone (bundled USE-lite)', 'vector'],
   ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map((w): [string, HybridSettings] => [
@@ -113,6 +156,7 @@ const variants: [string, HybridSettings | 'bm25' | 'vector'][] = [
     'default setting + title multiplier',
     { ...DEFAULT_HYBRID_SETTINGS, multipliers: { ...none, title: true } },
   ],
+  ...ORAMA_VARIANTS,
 ];
 
 const pool = (await EmbeddingPool.start({ provider: 'bundled', workers: 2 })).embedder;
@@ -130,16 +174,18 @@ for (const ds of datasets) {
           ? q.lexical.map((h) => h.id)
           : v === 'vector'
             ? q.vector.map((h) => h.id)
-            : hybridRank(
-                {
-                  lexical: q.lexical,
-                  vector: q.vector,
-                  lexicalUpperBound: q.upper,
-                  queryTerms: q.terms,
-                  facts: () => ({ titleTerms: [], idKey: '' }),
-                },
-                v,
-              ).map((h) => h.id);
+            : typeof v === 'string'
+              ? q.orama[v]
+              : hybridRank(
+                  {
+                    lexical: q.lexical,
+                    vector: q.vector,
+                    lexicalUpperBound: q.upper,
+                    queryTerms: q.terms,
+                    facts: () => ({ titleTerms: [], idKey: '' }),
+                  },
+                  v,
+                ).map((h) => h.id);
       sum += ndcgAtK(ranked.slice(0, 10), data.qrels.get(q.qid)!, 10);
     }
     (table[name] ??= {})[ds.name] = Number((sum / perQuery.length).toFixed(4));
