@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadBeir, type BeirDataset } from '../src/eval/beir.js';
 import { ndcgAtK } from '../src/eval/metrics.js';
+import { monotoneFusionBound } from '../src/eval/fusion-bound.js';
 import { create, insertMultiple, search, type AnyOrama } from '@orama/orama';
 import { EmbeddingCache, EmbeddingPool, SemanticIndex } from '../src/embeddings/index.js';
 import { embedWithCache } from '../src/embeddings/semantic-index.js';
@@ -128,7 +129,9 @@ const lin = (lexicalWeight: number, extra: Partial<HybridSettings> = {}): Hybrid
   multipliers: none,
   ...extra,
 });
-const variants: [string, HybridSettings | 'bm25' | 'vector' | OramaVariant][] = [
+const BOUND =
+  'upper bound: any fusion monotone in both scores, even with weights chosen per query in hindsight';
+const variants: [string, HybridSettings | 'bm25' | 'vector' | 'bound' | OramaVariant][] = [
   ['bm25 alone', 'bm25'],
   ['vector alone (bundled USE-lite)', 'vector'],
   ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map((w): [string, HybridSettings] => [
@@ -157,6 +160,7 @@ const variants: [string, HybridSettings | 'bm25' | 'vector' | OramaVariant][] = 
     { ...DEFAULT_HYBRID_SETTINGS, multipliers: { ...none, title: true } },
   ],
   ...ORAMA_VARIANTS,
+  [BOUND, 'bound'],
 ];
 
 const pool = (await EmbeddingPool.start({ provider: 'bundled', workers: 2 })).embedder;
@@ -169,6 +173,10 @@ for (const ds of datasets) {
   for (const [name, v] of variants) {
     let sum = 0;
     for (const q of perQuery) {
+      if (v === 'bound') {
+        sum += monotoneFusionBound(q.lexical, q.vector, data.qrels.get(q.qid)!, 10);
+        continue;
+      }
       const ranked =
         v === 'bm25'
           ? q.lexical.map((h) => h.id)

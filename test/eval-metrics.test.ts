@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBacklogError } from '../src/errors.js';
 import { loadBeir } from '../src/eval/beir.js';
+import fc from 'fast-check';
+import { monotoneFusionBound } from '../src/eval/fusion-bound.js';
 import { mrrAtK, ndcgAtK, percentile, recallAtK } from '../src/eval/metrics.js';
+import { fuseLinear, fuseRrf, minMax } from '../src/search/fusion.js';
 import { formatReport, runEval, type Retriever } from '../src/eval/run-eval.js';
 
 const rels = (o: Record<string, number>) => new Map(Object.entries(o));
@@ -181,5 +184,58 @@ describe('loadBeir + runEval on a tiny BEIR folder', () => {
     expect(err.hint).toContain('corpus.jsonl');
     expect(err.hint).toContain('Splits present here: test');
     await expect(loadBeir(join(dir, 'nope'), 'test')).rejects.toThrow(/corpus\.jsonl/);
+  });
+});
+
+describe('monotoneFusionBound', () => {
+  const rels = new Map([['r', 1]]);
+  const s = (...ids: string[]) => ids.map((id, i) => ({ id, score: 10 - i }));
+
+  it('is 1 when one list has the relevant document first', () => {
+    expect(monotoneFusionBound(s('x', 'r'), s('r', 'x'), rels, 10)).toBe(1);
+  });
+
+  it('counts only documents that beat the relevant one in both lists', () => {
+    // x beats r in both lists: r can be second at best, whatever the fusion.
+    expect(monotoneFusionBound(s('x', 'r', 'y'), s('x', 'y', 'r'), rels, 10)).toBeCloseTo(1 / Math.log2(3));
+  });
+
+  it('treats a document missing from a list as below everything there', () => {
+    // r only in the first list, second there; x is first there and also in the second list.
+    expect(monotoneFusionBound(s('x', 'r'), s('x'), rels, 10)).toBeCloseTo(1 / Math.log2(3));
+    expect(monotoneFusionBound(s('x'), s('y'), rels, 10)).toBe(0);
+  });
+
+  it('bounds every linear and reciprocal-rank fusion of random lists (property)', () => {
+    const ids = ['r', 'q', 'a', 'b', 'c', 'd', 'e', 'f'];
+    const list = fc
+      .subarray(ids, { minLength: 0 })
+      .chain((sub) =>
+        fc.tuple(
+          fc.shuffledSubarray(sub, { minLength: sub.length }),
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), {
+            minLength: sub.length,
+            maxLength: sub.length,
+          }),
+        ),
+      )
+      .map(([order, scores]) => order.map((id, i) => ({ id, score: [...scores].sort((x, y) => y - x)[i] })));
+    const judged = new Map([
+      ['r', 1],
+      ['q', 1],
+    ]);
+    fc.assert(
+      fc.property(list, list, fc.double({ min: 0, max: 1, noNaN: true }), (a, b, w) => {
+        const bound = monotoneFusionBound(a, b, judged, 5);
+        for (const fused of [fuseLinear(minMax(a), minMax(b), { lexical: w }), fuseRrf([a, b])]) {
+          // Ties broken against the relevant documents: the bound must hold for any tie order.
+          const ranked = [...fused]
+            .sort((p, q) => q[1] - p[1] || (judged.has(p[0]) ? 1 : 0) - (judged.has(q[0]) ? 1 : 0))
+            .map(([id]) => id);
+          expect(ndcgAtK(ranked, judged, 5)).toBeLessThanOrEqual(bound + 1e-12);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
