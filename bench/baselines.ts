@@ -53,6 +53,34 @@ export function miniSearchRetriever(): Retriever {
   };
 }
 
+/**
+ * Orama 3.1.18 used directly for vector and hybrid search, default settings:
+ * `create({ schema: { title: 'string', body: 'string', embedding: 'vector[N]' } })`, `insertMultiple`, then
+ * `search(db, { mode: 'vector' | 'hybrid', term, vector: { value, property: 'embedding' }, limit })` with
+ * Orama's default similarity threshold (0.8) and hybrid weights (text 0.5, vector 0.5). Orama keeps each
+ * inserted document as given, the embedding as a plain array (it requires one), plus a Float32Array copy
+ * in its vector index.
+ */
+export function oramaVectors(dims: number) {
+  let db: AnyOrama | undefined;
+  return {
+    name: 'Orama 3.1.18, default settings',
+    async build(docs: { id: string; title: string; body: string; embedding: number[] }[]) {
+      db = create({ schema: { title: 'string', body: 'string', embedding: `vector[${dims}]` } as const });
+      await insertMultiple(db, docs);
+    },
+    async search(mode: 'vector' | 'hybrid', term: string, vector: Float32Array, k: number) {
+      if (!db) throw new Error('build() first');
+      const value = vector; // Orama takes a Float32Array as is (VectorType)
+      const res =
+        mode === 'vector'
+          ? await search(db, { mode, vector: { value, property: 'embedding' }, limit: k })
+          : await search(db, { mode, term, vector: { value, property: 'embedding' }, limit: k });
+      return res.hits.map((h) => String(h.id));
+    },
+  };
+}
+
 /** The three baselines in report order. */
 export function baselineRetrievers(): Retriever[] {
   return [oramaRetriever(false), oramaRetriever(true), miniSearchRetriever()];
