@@ -24,9 +24,12 @@ export interface HybridSettings {
   lexicalWeight: number;
   /** How BM25 scores are normalized: over the query's upper bound, or min-max over the list. */
   lexicalNorm: 'upper' | 'minmax';
-  /** Cosine at or below this counts 0 (small sentence encoders rarely go below it for any text). */
+  /**
+   * A cosine at or below this is no match: such hits are dropped before normalizing (small sentence
+   * encoders rarely go below it for any text, so it only removes noise).
+   */
   vectorFloor: number;
-  /** How cosines are normalized: from [floor, 1] to [0, 1], or min-max over the list. */
+  /** How cosines are normalized: from [floor, 1] to [0, 1], or min-max over the hits above the floor. */
   vectorNorm: 'floor' | 'minmax';
   /** Candidates taken from each retriever before fusion. */
   candidates: number;
@@ -36,12 +39,13 @@ export interface HybridSettings {
 
 export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   fusion: 'linear',
-  lexicalWeight: 0.7,
-  // Chosen on docs/fusion.md: dividing by the query's upper bound shrinks long queries' BM25 scores
-  // (SciFact's claims) until the vector half dominates, 0.62 against 0.71 with min-max.
+  // Chosen on docs/fusion.md: the only family that keeps every set at or above lexical, on a plateau
+  // (0.75-0.85 all do). Dividing BM25 by the query's upper bound shrinks long queries' scores (SciFact's
+  // claims) until the vector half dominates; a fixed cosine floor lets a flat vector list add noise.
+  lexicalWeight: 0.8,
   lexicalNorm: 'minmax',
   vectorFloor: 0.2,
-  vectorNorm: 'floor',
+  vectorNorm: 'minmax',
   candidates: 100,
   multipliers: { title: true, id: true, type: true, recency: false },
 };
@@ -88,14 +92,16 @@ export function hybridRank(
       ? fuseRrf([lexical, vector])
       : fuseLinear(
           settings.lexicalNorm === 'upper' ? byUpperBound(lexical, upper) : minMax(lexical),
-          settings.vectorNorm === 'minmax' ? minMax(vector) : cosineToUnit(vector, settings.vectorFloor),
+          settings.vectorNorm === 'minmax'
+            ? minMax(vector.filter((h) => h.score > settings.vectorFloor))
+            : cosineToUnit(vector, settings.vectorFloor),
           { lexical: settings.lexicalWeight },
         );
   const now = input.nowMs ?? Date.now();
   const m = settings.multipliers;
   const out: HybridHit[] = [];
   for (const [id, base] of fused) {
-    // A document only the vector list has, at or below the cosine floor, is not a match at all.
+    // A document only the vector list has, scoring 0 there (at or below the floor), is no match at all.
     if (base <= 0 && !lexScores.has(id)) continue;
     const f = input.facts(id);
     const factor = combineMultipliers([
