@@ -1,5 +1,5 @@
 import { open, readdir, readFile, rename, stat, unlink, writeFile, mkdir } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
@@ -161,9 +161,39 @@ async function mapLimit<T, R>(
   return out;
 }
 
-/** Writes a file atomically: a temporary file in the same folder, fsync, then rename over the target. */
+/** Whether a process with this id is running (signal 0 checks without sending anything). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temporary files earlier writes of `path` left behind when their process was killed
+ * (`<name>.<pid>.<hex>.tmp` whose pid is not running). Best effort: a failure changes nothing.
+ */
+export async function removeStaleTempFiles(path: string): Promise<void> {
+  const name = basename(path);
+  const pattern = /^\.(\d+)\.[0-9a-f]+\.tmp$/;
+  const names = await readdir(dirname(path)).catch(() => [] as string[]);
+  for (const other of names) {
+    if (!other.startsWith(name)) continue;
+    const m = pattern.exec(other.slice(name.length));
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
+    await unlink(join(dirname(path), other)).catch(() => undefined);
+  }
+}
+
+/**
+ * Writes a file atomically: a temporary file in the same folder, fsync, then rename over the target.
+ * Temporary files of earlier writes killed half-way are removed first.
+ */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
+  await removeStaleTempFiles(path);
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await writeFile(tmp, data);
