@@ -1,6 +1,5 @@
-import { create, insert, remove, count, getByID, load, type AnyOrama } from '@orama/orama';
-import { persist } from '@orama/plugin-data-persistence';
-import { decode } from '@msgpack/msgpack';
+import { create, insert, remove, count, getByID, load, save, type AnyOrama } from '@orama/orama';
+import { decode, encode } from '@msgpack/msgpack';
 import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
@@ -192,12 +191,12 @@ export class OramaSearchService {
   }
 
   /**
-   * The index as bytes: Orama's own serialization through @orama/plugin-data-persistence (`binary`,
-   * msgpack), with our BM25F postings inside the saved index component.
+   * The index as bytes: the msgpack of Orama's `save()`, the bytes @orama/plugin-data-persistence's
+   * `binary` format writes as hex text (encoded here directly, without the hex round trip), with our
+   * BM25F postings inside the saved index component.
    */
   async serialize(): Promise<Uint8Array> {
-    // `binary` is msgpack written as hex text; stored as the bytes it encodes (half the size).
-    return Buffer.from(String(await persist(this.db, 'binary')), 'hex');
+    return encode(await save(this.db));
   }
 
   /**
