@@ -151,8 +151,12 @@ const variants: [string, HybridSettings | 'bm25' | 'vector' | 'bound' | OramaVar
     lin(w, { vectorNorm: 'minmax' }),
   ]),
   ...[0.5, 0.7, 0.75, 0.8, 0.85, 0.9].map((w): [string, HybridSettings] => [
-    `linear ${w}, BM25 min-max, cosine min-max${w === DEFAULT_HYBRID_SETTINGS.lexicalWeight ? ' (default)' : ''}`,
+    `linear ${w}, BM25 min-max, cosine min-max`,
     lin(w, { lexicalNorm: 'minmax', vectorNorm: 'minmax' }),
+  ]),
+  ...[0.7, 0.75, 0.8, 0.85, 0.9].map((w): [string, HybridSettings] => [
+    `linear ${w}, BM25 / max, cosine min-max${w === DEFAULT_HYBRID_SETTINGS.lexicalWeight ? ' (default)' : ''}`,
+    lin(w, { lexicalNorm: 'max', vectorNorm: 'minmax' }),
   ]),
   ...[0.5, 0.7, 0.8].map((w): [string, HybridSettings] => [
     `linear ${w}, BM25 min-max, cosine floor 0.2`,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  byMax,
   byUpperBound,
   combineMultipliers,
   cosineToUnit,
@@ -23,6 +24,17 @@ describe('normalization', () => {
     ]);
     expect([...minMax(list(['a', 3]))]).toEqual([['a', 1]]);
     expect(minMax([]).size).toBe(0);
+  });
+  it('max normalization keeps every real match above 0, where min-max zeroes the last one', () => {
+    const short = list(['a', 4], ['b', 1], ['c', 1]);
+    expect([...byMax(short)]).toEqual([
+      ['a', 1],
+      ['b', 0.25],
+      ['c', 0.25],
+    ]);
+    expect(minMax(short).get('c')).toBe(0);
+    expect(byMax(list(['a', 0])).get('a')).toBe(0);
+    expect(byMax([]).size).toBe(0);
   });
   it('upper-bound normalization keeps a weak best match weak', () => {
     const m = byUpperBound(list(['a', 2], ['b', 1]), 8);
@@ -164,5 +176,22 @@ describe('hybridRank edge cases', () => {
     expect(out.map((h) => h.id)).toEqual(['word', 'near']);
     // An out-of-vocabulary word matched only through an expansion has bound 0: its best match counts 1.
     expect(out[0].score).toBeCloseTo(settings.lexicalWeight, 10);
+  });
+
+  it('keeps weak real matches of a short lexical list above documents only the vector list has', async () => {
+    // Found by the judged fixture (`auto`): min-max on BM25 put the list's weakest matches at 0, under
+    // every semantic-only document.
+    const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none };
+    const input = {
+      lexical: list(['best', 4], ['weak1', 1.5], ['weak2', 1.5]),
+      vector: list(['other', 0.45], ['best', 0.4], ['weak1', 0.3], ['weak2', 0.3]),
+      lexicalUpperBound: 10,
+      queryTerms: [],
+      facts,
+    };
+    expect(hybridRank(input, settings).map((h) => h.id)).toEqual(['best', 'weak1', 'weak2', 'other']);
+    const minmax = hybridRank(input, { ...settings, lexicalNorm: 'minmax' }).map((h) => h.id);
+    expect(minmax.indexOf('other')).toBeLessThan(minmax.indexOf('weak1'));
   });
 });

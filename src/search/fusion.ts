@@ -25,6 +25,18 @@ export function minMax(list: Scored[]): Map<string, number> {
 }
 
 /**
+ * Each score over the list's best: the best gets 1 and a weak match stays above 0, where min-max would
+ * drop the list's last match to 0 (below every document the other list adds) however good it is.
+ */
+export function byMax(list: Scored[]): Map<string, number> {
+  const out = new Map<string, number>();
+  let hi = 0;
+  for (const { score } of list) hi = Math.max(hi, score);
+  for (const { id, score } of list) out.set(id, hi > 0 ? Math.max(0, score) / hi : 0);
+  return out;
+}
+
+/**
  * BM25 scores over the best score a document could reach for this query (every term saturated:
  * Σ idf · (k1 + 1)), so a weak best match stays weak instead of being stretched to 1 as max- or
  * min-max normalization would.

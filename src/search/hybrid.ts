@@ -4,6 +4,7 @@
  * by measurement on the dev sets (docs/search.md, `npm run eval:hybrid`): one setting for all sets.
  */
 import {
+  byMax,
   byUpperBound,
   combineMultipliers,
   cosineToUnit,
@@ -22,8 +23,8 @@ export interface HybridSettings {
   fusion: 'linear' | 'rrf';
   /** Linear fusion: the lexical share (the vector score gets the rest). */
   lexicalWeight: number;
-  /** How BM25 scores are normalized: over the query's upper bound, or min-max over the list. */
-  lexicalNorm: 'upper' | 'minmax';
+  /** How BM25 scores are normalized: over the list's best, min-max over the list, or over the query's upper bound. */
+  lexicalNorm: 'max' | 'minmax' | 'upper';
   /**
    * A cosine at or below this is no match: such hits are dropped before normalizing (small sentence
    * encoders rarely go below it for any text, so it only removes noise).
@@ -39,11 +40,11 @@ export interface HybridSettings {
 
 export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   fusion: 'linear',
-  // Chosen on docs/fusion.md: the only family that keeps every set at or above lexical, on a plateau
-  // (0.75-0.85 all do). Dividing BM25 by the query's upper bound shrinks long queries' scores (SciFact's
-  // claims) until the vector half dominates; a fixed cosine floor lets a flat vector list add noise.
-  lexicalWeight: 0.8,
-  lexicalNorm: 'minmax',
+  // Chosen on docs/fusion.md: keeps every set at or above lexical, on a plateau (0.8-0.9). Dividing BM25 by
+  // the query's upper bound shrinks long queries' scores (SciFact's claims) until the vector half dominates;
+  // min-max drops a short list's weakest real match to 0, below documents only the vector list has.
+  lexicalWeight: 0.85,
+  lexicalNorm: 'max',
   vectorFloor: 0.2,
   vectorNorm: 'minmax',
   candidates: 100,
@@ -91,7 +92,11 @@ export function hybridRank(
     settings.fusion === 'rrf'
       ? fuseRrf([lexical, vector])
       : fuseLinear(
-          settings.lexicalNorm === 'upper' ? byUpperBound(lexical, upper) : minMax(lexical),
+          settings.lexicalNorm === 'upper'
+            ? byUpperBound(lexical, upper)
+            : settings.lexicalNorm === 'max'
+              ? byMax(lexical)
+              : minMax(lexical),
           settings.vectorNorm === 'minmax'
             ? minMax(vector.filter((h) => h.score > settings.vectorFloor))
             : cosineToUnit(vector, settings.vectorFloor),
