@@ -11,6 +11,8 @@ let dir: string;
 let cleanup: () => Promise<void>;
 beforeEach(async () => {
   ({ dir, cleanup } = await tempBacklog());
+  // Whatever cache the source folder holds (another checkout's, another format) is not this test's.
+  await rm(join(dir, '.cache'), { recursive: true, force: true });
 });
 afterEach(() => cleanup());
 
