@@ -3,8 +3,11 @@ import { mkdir, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
 import { search as oramaSearch } from '@orama/orama';
+import { createHash } from 'node:crypto';
+import { decode, encode } from '@msgpack/msgpack';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
+import { cacheVersion, readIndexCache, writeIndexCache } from '../src/service/index-cache.js';
 import { tempBacklog } from './helpers.js';
 
 let dir: string;
@@ -91,6 +94,49 @@ describe('persisted index', () => {
     const other = await open({ search: { fieldWeights: { title: 5 } } });
     expect(other.cacheStatus().used).toBe(false);
     expect(other.diagnostics().files[0].message).toMatch(/other settings/);
+  });
+
+  it('a cache in the previous format (positions as nested arrays) is rejected and rebuilt', async () => {
+    const cold = await open();
+    const settings = new OramaSearchService().settings;
+    const read = await readIndexCache(cacheFile(), cacheVersion({ settings }));
+    if (!('snapshot' in read)) throw new Error(read.reason);
+    // The index as format 2 laid out the BM25F fields: postings with word positions, no format mark.
+    const raw = decode(read.snapshot.index) as { index: { bm25f: { fieldNames: string[] } } };
+    raw.index.bm25f = {
+      fieldNames: raw.index.bm25f.fieldNames,
+      fields: raw.index.bm25f.fieldNames.map(() => ({
+        terms: ['sync'],
+        docs: [[0]],
+        tfs: [[1]],
+        pos: [[[0]]],
+        lengths: [1],
+      })),
+    } as never;
+    const oldIndex = encode(raw);
+    const formerVersion = createHash('sha1')
+      .update(JSON.stringify({ format: 2, parts: { settings } }))
+      .digest('hex');
+
+    // As format 2 wrote it: another version, so not even decoded.
+    await writeIndexCache(cacheFile(), formerVersion, { ...read.snapshot, index: oldIndex });
+    const afterUpgrade = await open();
+    expect(afterUpgrade.cacheStatus().used).toBe(false);
+    expect(afterUpgrade.diagnostics().files[0].message).toMatch(/older version/);
+    for (const q of QUERIES) expect(await ids(afterUpgrade, q)).toEqual(await ids(cold, q));
+    expect((await afterUpgrade.searchUnified('"rate limit"', { match_mode: 'raw' })).total).toBe(
+      (await cold.searchUnified('"rate limit"', { match_mode: 'raw' })).total,
+    );
+
+    // The old layout under the current version (restore() given old bytes): refused, not misread.
+    expect(() => new OramaSearchService().restore(oldIndex)).toThrow(/field index format 1/);
+    await writeIndexCache(cacheFile(), cacheVersion({ settings }), { ...read.snapshot, index: oldIndex });
+    const misversioned = await open();
+    expect(misversioned.cacheStatus().used).toBe(false);
+    expect(misversioned.diagnostics().files[0].message).toMatch(/field index format 1/);
+    for (const q of QUERIES) expect(await ids(misversioned, q)).toEqual(await ids(cold, q));
+    // Rewritten in the current format: the next start uses it.
+    expect((await open()).cacheStatus().used).toBe(true);
   });
 
   it('a write killed half-way leaves a temp file, never a broken cache', async () => {

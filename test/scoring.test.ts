@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { idf, lengthNormInverse, saturate } from '../src/search/bm25.js';
-import { FieldIndex, phraseDocs } from '../src/search/field-index.js';
+import { decode, encode } from '@msgpack/msgpack';
+import { FieldIndex, phraseDocs, type SavedFieldIndex } from '../src/search/field-index.js';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
 import { LengthNorms, ScoreScratch, scoreBm25f } from '../src/search/score.js';
 
@@ -128,20 +129,135 @@ describe('scoreBm25f', () => {
 });
 
 describe('FieldIndex', () => {
-  it('removes documents and reports emptied terms; round-trips through JSON', () => {
+  it('removes documents and reports emptied terms; round-trips through its saved form', () => {
     const f = new FieldIndex();
     expect(f.add(1, ['a', 'b', 'a'], [0, 1, 2])).toEqual(['a', 'b']);
     expect(f.add(2, ['a'], [0])).toEqual([]);
-    expect(f.postings.get('a')).toEqual({ docs: [1, 2], tfs: [2, 1], pos: [[0, 2], [0]] });
+    expect(f.posting('a')).toEqual({ docs: [1, 2], tfs: [2, 1] });
+    expect(f.positions(1, 'a')).toEqual([0, 2]);
     expect(f.averageLength).toBe(2);
     expect(f.remove(1)).toEqual(['b']);
-    expect(f.postings.get('a')).toEqual({ docs: [2], tfs: [1], pos: [[0]] });
+    expect(f.posting('a')).toEqual({ docs: [2], tfs: [1] });
+    expect(f.posting('b')).toBeUndefined();
     expect(f.averageLength).toBe(1);
-    const copy = FieldIndex.fromJSON(JSON.parse(JSON.stringify(f.toJSON())));
-    expect(copy.postings).toEqual(f.postings);
+    const copy = FieldIndex.load(f.save());
+    expect(copy.posting('a')).toEqual(f.posting('a'));
     expect(copy.averageLength).toBe(1);
     expect(copy.has(2)).toBe(true);
+    expect(copy.has(1)).toBe(false);
     expect(copy.remove(2)).toEqual(['a']);
+  });
+
+  it('keeps postings sorted by document and positions through removal and re-adding', () => {
+    const f = new FieldIndex();
+    for (let d = 0; d < 50; d++) f.add(d, ['common', `only${d}`, 'common'], [0, 1, 2]);
+    for (let d = 0; d < 50; d += 3) f.remove(d);
+    // Re-added under lower ids than the last one: inserted in order, not appended.
+    f.add(0, ['common', 'fresh'], [5, 6]);
+    f.add(3, ['fresh', 'common'], [0, 1]);
+    const docs = f.posting('common')!.docs;
+    expect(docs).toEqual([...docs].sort((a, b) => a - b));
+    expect(docs).toHaveLength(50 - 17 + 2);
+    expect(f.posting('fresh')).toEqual({ docs: [0, 3], tfs: [1, 1] });
+    expect(f.positions(0, 'fresh')).toEqual([1]); // positions are relative: the gap before 5 is dropped
+    expect(f.posting('only3')).toBeUndefined();
+    expect(f.posting('only4')).toEqual({ docs: [4], tfs: [1] });
+    const copy = FieldIndex.load(f.save());
+    for (const t of f.vocabulary()) expect(copy.posting(t)).toEqual(f.posting(t));
+    expect(copy.termCount).toBe(f.termCount);
+  });
+
+  it('round-trips through msgpack, its arrays at any byte offset of a Node Buffer', () => {
+    const analyzer = new TextAnalyzer();
+    const f = new FieldIndex();
+    const texts = ['The FeatureStore caches flags', '', 'rate-limit the TASK-0042 sync queue', 'sync flags'];
+    texts.forEach((t, d) => {
+      const { terms, positions } = analyzer.indexTermsWithPositions(t);
+      if (d !== 1) f.add(d, terms, positions);
+    });
+    f.add(5, [], []);
+    // Bins land at odd offsets after a 1-byte field; decoding a Buffer gives Buffer views into it.
+    const decoded = decode(Buffer.from(encode({ a: 1, f: f.save() }))) as { f: SavedFieldIndex };
+    expect(decoded.f.seq.byteOffset % 4).not.toBe(0);
+    const copy = FieldIndex.load(decoded.f);
+    expect([...copy.vocabulary()].sort()).toEqual([...f.vocabulary()].sort());
+    for (const t of f.vocabulary()) {
+      expect(copy.posting(t)).toEqual(f.posting(t));
+      for (const d of [0, 2, 3]) expect(copy.positions(d, t)).toEqual(f.positions(d, t));
+    }
+    expect([copy.has(0), copy.has(1), copy.has(4), copy.has(5)]).toEqual([true, false, false, true]);
+    expect(copy.lengths).toEqual(f.lengths);
+    expect(copy.averageLength).toBe(f.averageLength);
+    expect([...phraseDocs(copy, analyzer.sequence('sync queue'), [0, 2, 3])]).toEqual([2]);
+  });
+
+  it('reuses the ids of emptied terms, also after a round trip', () => {
+    const f = new FieldIndex();
+    f.add(0, ['x', 'y'], [0, 1]);
+    f.add(1, ['z'], [0]);
+    f.remove(0); // frees x and y
+    const copy = FieldIndex.load(f.save());
+    expect(copy.termCount).toBe(1);
+    expect(copy.add(2, ['w', 'v', 'z'], [0, 1, 2])).toEqual(['w', 'v']);
+    expect(copy.termId('w')).toBeLessThan(2);
+    expect(copy.termId('v')).toBeLessThan(2);
+    expect(copy.posting('z')).toEqual({ docs: [1, 2], tfs: [1, 1] });
+    expect(copy.termCount).toBe(3);
+  });
+
+  it('rejects a saved form whose parts do not agree', () => {
+    const f = new FieldIndex();
+    f.add(0, ['x', 'y'], [0, 1]);
+    const saved = f.save();
+    expect(() => FieldIndex.load({ ...saved, terms: ['x'] })).toThrow(/do not match/);
+    const wrongDf = new Uint8Array(saved.docFreqs);
+    wrongDf[0] = 2; // x in two documents
+    expect(() => FieldIndex.load({ ...saved, docFreqs: wrongDf })).toThrow(/do not match/);
+    expect(() => FieldIndex.load({ ...saved, seq: saved.seq.subarray(0, 4) })).toThrow(/length/);
+    expect(() => FieldIndex.load({ ...saved, lengths: saved.lengths.subarray(0, 3) })).toThrow(
+      /multiple of 4/,
+    );
+  });
+
+  it('survives many updates (slots moved and compacted) with the same postings as a fresh index', () => {
+    const f = new FieldIndex(0); // compacts whenever garbage exceeds the live entries
+    const words = (d: number, round: number) => [
+      ...Array.from({ length: 5 + ((d * 7 + round) % 20) }, (_, i) => `w${(d * 31 + i * 17 + round) % 300}`),
+      `r${round}-${d % 40}`, // emptied when the next round re-adds the document
+    ];
+    for (let round = 0; round < 6; round++) {
+      for (let d = 0; d < 400; d++) {
+        if ((d + round) % 5 === 0) f.remove(d);
+        else {
+          const t = words(d, round);
+          f.add(
+            d,
+            t,
+            t.map((_, i) => i),
+          );
+        }
+      }
+    }
+    const fresh = new FieldIndex();
+    for (let d = 0; d < 400; d++) {
+      if ((d + 5) % 5 === 0) continue;
+      const t = words(d, 5);
+      fresh.add(
+        d,
+        t,
+        t.map((_, i) => i),
+      );
+    }
+    expect([...f.vocabulary()].sort()).toEqual([...fresh.vocabulary()].sort());
+    for (const t of fresh.vocabulary()) expect(f.posting(t)).toEqual(fresh.posting(t));
+    expect(f.averageLength).toBeCloseTo(fresh.averageLength, 10);
+    for (let d = 0; d < 400; d += 7) {
+      for (const t of new Set(words(d, 5))) expect(f.positions(d, t)).toEqual(fresh.positions(d, t));
+      const seq = words(d, 5).slice(2, 5);
+      expect(phraseDocs(f, seq, [d]).size).toBe(d % 5 === 0 ? 0 : 1);
+    }
+    const copy = FieldIndex.load(f.save());
+    for (const t of fresh.vocabulary()) expect(copy.posting(t)).toEqual(fresh.posting(t));
   });
 });
 
@@ -167,6 +283,46 @@ describe('phrases from positional postings', () => {
     expect(phrase('rate limit')).toEqual([2, 3]); // stop-words between words are not positions
     expect(phrase('task-42 blocks rate')).toEqual([3]);
     expect([...phraseDocs(f, analyzer.sequence('rate limit'), new Set([3]))]).toEqual([3]);
+    expect(phrase('store caches')).toEqual([0]);
+    expect(phrase('task blocks')).toEqual([3]); // an id's parts share its position
+    expect(phrase('42 blocks')).toEqual([3]);
+    expect(phrase('feature feature')).toEqual([]);
+
+    // After removal and re-adding under the same id, the new text answers; after a round trip too.
+    f.remove(0);
+    expect(phrase('feature store')).toEqual([]);
+    f.add(
+      0,
+      ...(Object.values(analyzer.indexTermsWithPositions('a store of feature flags')) as [
+        string[],
+        number[],
+      ]),
+    );
+    expect(phrase('feature flags')).toEqual([0, 1]);
+    expect(phrase('feature store')).toEqual([]);
+    const copy = FieldIndex.load(f.save());
+    expect([...phraseDocs(copy, analyzer.sequence('feature flags'), all)].sort()).toEqual([0, 1]);
+    expect([...phraseDocs(copy, analyzer.sequence('rate limit'), all)].sort()).toEqual([2, 3]);
+  });
+
+  it('matches phrases of any length, repeated words and gaps in the positions', () => {
+    const f = new FieldIndex();
+    const words = Array.from({ length: 40 }, (_, i) => `w${i % 7}`);
+    f.add(
+      0,
+      words,
+      words.map((_, i) => i),
+    );
+    f.add(1, ['a', 'b', 'c'], [0, 1, 3]);
+    f.add(2, ['a', 'a', 'b'], [0, 1, 2]);
+    const docs = (terms: string[]) => [...phraseDocs(f, terms, [0, 1, 2])].sort();
+    expect(docs(words.slice(3, 38))).toEqual([0]); // longer than the bit-mask path
+    expect(docs([...words.slice(3, 38), 'w0'])).toEqual([]);
+    expect(docs(['a', 'b'])).toEqual([1, 2]);
+    expect(docs(['b', 'c'])).toEqual([]); // position 2 is empty
+    expect(docs(['a', 'a', 'b'])).toEqual([2]);
+    expect(docs(['a', 'missing'])).toEqual([]);
+    expect(f.positions(1, 'c')).toEqual([3]);
   });
 });
 

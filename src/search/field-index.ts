@@ -1,35 +1,180 @@
 /**
- * Postings of one text field, in the shape the BM25F loop scans fastest: per term, two parallel
- * arrays of internal document ids and raw term frequencies. Orama's own index keeps
- * `tf / fieldLength` per (document, term) in nested objects, and deduplicated tokens make every tf 1;
- * this keeps the raw counts that BM25 needs.
+ * The lexical index of one text field, in typed arrays (no JS object per document, term or
+ * (document, term) pair):
+ *
+ * - a term dictionary: term string <-> term id (ids of emptied terms are reused);
+ * - postings per term id, in the shape the BM25F loop scans fastest: (internal document id, raw term
+ *   frequency) pairs, sorted by document id, interleaved in one Int32Array shared by every term (each
+ *   term owns a slot of it; a full slot moves to the end with twice the room, and `compact()` gives
+ *   the room back after a bulk build);
+ * - a forward index per document: its token sequence as term ids in one Uint32Array shared by every
+ *   document. It answers phrases (consecutive positions) and tells which postings to leave on removal.
+ *   The saved form is the dictionary, this sequence and the document frequencies; the postings are
+ *   rebuilt from them on load (one pass, no sorting).
+ *
+ * Orama's own index keeps `tf / fieldLength` per (document, term) in nested objects, and deduplicated
+ * tokens make every tf 1; this keeps the raw counts that BM25 needs.
+ *
+ * A token is `id * 2 + same`, where `same` is 1 when the token sits at the same word position as the
+ * token before it (a compound's joined form, an id's parts) and 0 when it is one position further.
+ * Tokens are stored in position order. A gap in the positions is one GAP token (phrases only ask
+ * whether positions are consecutive, so a gap of any length is one).
  */
-export interface Posting {
-  docs: number[];
-  tfs: number[];
-  /** Word positions of the term in each document (parallel to `docs`), for phrase matching. */
-  pos: number[][];
+
+/** Term id of the GAP token: a position without a term. Never a real id. */
+const GAP_ID = 0x7fffffff;
+const GAP = GAP_ID * 2;
+
+/** The persisted form (index cache format 3): typed arrays as little-endian bytes. */
+export interface SavedFieldIndex {
+  /** Term by id; null for a free id. */
+  terms: (string | null)[];
+  /** Int32 per internal document id: field length in tokens; -1 when the document is not in this field. */
+  lengths: Uint8Array;
+  /** Int32 per internal document id: tokens of its sequence (0 when not in this field). */
+  seqLengths: Uint8Array;
+  /** Uint32 tokens of the documents' sequences, in document id order. */
+  seq: Uint8Array;
+  /** Int32 per term id: documents that have it (sizes the postings rebuilt on load). */
+  docFreqs: Uint8Array;
 }
 
-export interface SerializedFieldIndex {
-  terms: string[];
-  docs: number[][];
-  tfs: number[][];
-  pos: number[][][];
-  lengths: number[];
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+function swap32(bytes: Uint8Array): void {
+  for (let i = 0; i + 3 < bytes.length; i += 4) {
+    const a = bytes[i];
+    const b = bytes[i + 1];
+    bytes[i] = bytes[i + 3];
+    bytes[i + 1] = bytes[i + 2];
+    bytes[i + 2] = b;
+    bytes[i + 3] = a;
+  }
+}
+
+/** Little-endian bytes of a 32-bit typed array (a view when the host is little-endian). */
+function toBytes(a: Int32Array | Uint32Array): Uint8Array {
+  const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  if (LITTLE_ENDIAN) return bytes;
+  const copy = bytes.slice();
+  swap32(copy);
+  return copy;
+}
+
+/** The 32-bit values in little-endian `bytes`, copied into an aligned buffer of their own. */
+function fromBytes<T extends Int32Array | Uint32Array>(
+  bytes: Uint8Array,
+  Kind: { new (buffer: ArrayBuffer): T },
+): T {
+  if (!(bytes instanceof Uint8Array)) throw new Error('field index: an array is missing or not binary');
+  if (bytes.byteLength % 4 !== 0) throw new Error('field index: byte length is not a multiple of 4');
+  // A copy at offset 0 of a buffer of its own (`slice()` would not copy a Node Buffer).
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  if (!LITTLE_ENDIAN) swap32(copy);
+  return new Kind(copy.buffer);
+}
+
+function grownInt32(a: Int32Array, size: number, fill = 0): Int32Array {
+  if (a.length >= size) return a;
+  const out = new Int32Array(Math.max(size, Math.ceil(a.length * 1.5), 16));
+  out.set(a);
+  if (fill !== 0) out.fill(fill, a.length);
+  return out;
+}
+
+function grownUint32(a: Uint32Array, size: number): Uint32Array {
+  if (a.length >= size) return a;
+  const out = new Uint32Array(Math.max(size, Math.ceil(a.length * 1.5), 1024));
+  out.set(a);
+  return out;
 }
 
 export class FieldIndex {
-  readonly postings = new Map<string, Posting>();
+  // Term dictionary.
+  private readonly ids = new Map<string, number>();
+  private readonly terms: (string | undefined)[] = [];
+  private readonly freeIds: number[] = [];
+
+  // Postings: term id -> [postStart, postStart + 2 * postCount) of `postData`, room for postCap pairs.
+  // Public for the scoring loop (score.ts), which only reads them.
+  /** (document, tf) pairs of every term; read through `postStart` / `postCount`. */
+  postData: Int32Array = new Int32Array(0);
+  /** Where each term id's pairs begin in `postData` (an index into it). */
+  postStart: Int32Array = new Int32Array(0);
+  /** Documents per term id (its document frequency). */
+  postCount: Int32Array = new Int32Array(0);
+  private postCap: Int32Array = new Int32Array(0);
+  private postUsed = 0;
+  private postGarbage = 0;
+
+  // Forward index: document -> [seqStart, seqStart + seqLength) of `seqData`; seqLength -1 = absent.
+  private seqData: Uint32Array = new Uint32Array(0);
+  private seqStart: Int32Array = new Int32Array(0);
+  private seqLength: Int32Array = new Int32Array(0);
+  private seqUsed = 0;
+  private seqGarbage = 0;
+
   /** Token count per internal document id (0 when the document has no text in this field). */
   readonly lengths: number[] = [];
-  /** Distinct terms per document, to remove it without re-tokenizing. */
-  private readonly docTerms: (string[] | undefined)[] = [];
   private totalLength = 0;
   private docCount = 0;
 
+  /** Per-term-id scratch (term frequencies while adding, marks while removing); all zero between calls. */
+  private scratch: Int32Array = new Int32Array(0);
+  private readonly touched: number[] = [];
+
+  /**
+   * `minGarbage`: abandoned array entries (moved or removed) tolerated before compacting, besides
+   * garbage exceeding the live entries; tests set it to 0 to compact often.
+   */
+  constructor(private readonly minGarbage = 1 << 16) {}
+
   get averageLength(): number {
     return this.docCount === 0 ? 0 : this.totalLength / this.docCount;
+  }
+
+  /** Distinct terms in this field. */
+  get termCount(): number {
+    return this.ids.size;
+  }
+
+  /** The term's id, or -1 when no document has it in this field. */
+  termId(term: string): number {
+    return this.ids.get(term) ?? -1;
+  }
+
+  hasTerm(term: string): boolean {
+    return this.ids.has(term);
+  }
+
+  /** Documents that have the term in this field. */
+  docFreq(term: string): number {
+    const id = this.ids.get(term);
+    return id === undefined ? 0 : this.postCount[id];
+  }
+
+  /** Every term in this field. */
+  vocabulary(): IterableIterator<string> {
+    return this.ids.keys();
+  }
+
+  /** A copy of the term's postings (sorted by document id), for inspection and tests. */
+  posting(term: string): { docs: number[]; tfs: number[] } | undefined {
+    const id = this.ids.get(term);
+    if (id === undefined) return undefined;
+    const docs: number[] = [];
+    const tfs: number[] = [];
+    const start = this.postStart[id];
+    for (let k = 0; k < this.postCount[id]; k++) {
+      docs.push(this.postData[start + 2 * k]);
+      tfs.push(this.postData[start + 2 * k + 1]);
+    }
+    return { docs, tfs };
+  }
+
+  has(doc: number): boolean {
+    return doc < this.seqLength.length && this.seqLength[doc] >= 0;
   }
 
   /**
@@ -37,124 +182,466 @@ export class FieldIndex {
    * returns the terms new to this field.
    */
   add(doc: number, terms: string[], positions: number[]): string[] {
-    if (this.docTerms[doc]) this.remove(doc);
+    if (this.has(doc)) this.remove(doc);
+    const n = terms.length;
     const created: string[] = [];
-    const at = new Map<string, number[]>();
-    terms.forEach((t, i) => {
-      const list = at.get(t);
-      if (list) list.push(positions[i]);
-      else at.set(t, [positions[i]]);
-    });
-    for (const [term, pos] of at) {
-      let p = this.postings.get(term);
-      if (!p) {
-        p = { docs: [], tfs: [], pos: [] };
-        this.postings.set(term, p);
-        created.push(term);
+    const tokenIds = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = terms[i];
+      let id = this.ids.get(t);
+      if (id === undefined) {
+        id = this.newTerm(t);
+        created.push(t);
       }
-      p.docs.push(doc);
-      p.tfs.push(pos.length);
-      p.pos.push(pos);
+      tokenIds[i] = id;
     }
-    this.docTerms[doc] = [...at.keys()];
-    this.lengths[doc] = terms.length;
-    this.totalLength += terms.length;
+
+    // Term frequencies, then one posting entry per distinct term.
+    const counts = this.scratch;
+    const touched = this.touched;
+    for (let i = 0; i < n; i++) if (counts[tokenIds[i]]++ === 0) touched.push(tokenIds[i]);
+    for (const id of touched) {
+      this.insertPosting(id, doc, counts[id]);
+      counts[id] = 0;
+    }
+    touched.length = 0;
+
+    this.appendSequence(doc, tokenIds, positions);
+    while (this.lengths.length < doc) this.lengths.push(0); // packed, no holes
+    this.lengths[doc] = n;
+    this.totalLength += n;
     this.docCount++;
     return created;
   }
 
   /** Removes a document; returns the terms no document has any more. */
   remove(doc: number): string[] {
-    const terms = this.docTerms[doc];
     const emptied: string[] = [];
-    if (!terms) return emptied;
-    for (const term of terms) {
-      const p = this.postings.get(term);
-      if (!p) continue;
-      const i = p.docs.indexOf(doc);
-      if (i < 0) continue;
-      // Order inside a posting does not matter: swap with the last entry and pop.
-      const last = p.docs.length - 1;
-      p.docs[i] = p.docs[last];
-      p.tfs[i] = p.tfs[last];
-      p.pos[i] = p.pos[last];
-      p.docs.pop();
-      p.tfs.pop();
-      p.pos.pop();
-      if (p.docs.length === 0) {
-        this.postings.delete(term);
-        emptied.push(term);
-      }
+    if (!this.has(doc)) return emptied;
+    const start = this.seqStart[doc];
+    const end = start + this.seqLength[doc];
+    const seen = this.scratch;
+    const touched = this.touched;
+    for (let k = start; k < end; k++) {
+      const id = this.seqData[k] >>> 1;
+      if (id === GAP_ID || seen[id] !== 0) continue;
+      seen[id] = 1;
+      touched.push(id);
     }
+    for (const id of touched) {
+      seen[id] = 0;
+      if (this.removePosting(id, doc)) emptied.push(this.freeTerm(id));
+    }
+    touched.length = 0;
+    this.seqGarbage += this.seqLength[doc];
+    this.seqLength[doc] = -1;
     this.totalLength -= this.lengths[doc] ?? 0;
     this.lengths[doc] = 0;
-    this.docTerms[doc] = undefined;
     this.docCount--;
+    if (this.seqGarbage > this.minGarbage && this.seqGarbage > this.seqUsed - this.seqGarbage)
+      this.compactSequences();
     return emptied;
   }
 
-  has(doc: number): boolean {
-    return this.docTerms[doc] !== undefined;
-  }
-
-  toJSON(): SerializedFieldIndex {
-    const terms: string[] = [];
-    const docs: number[][] = [];
-    const tfs: number[][] = [];
-    const pos: number[][][] = [];
-    for (const [term, p] of this.postings) {
-      terms.push(term);
-      docs.push(p.docs);
-      tfs.push(p.tfs);
-      pos.push(p.pos);
+  /** Word positions of `term` in the document (derived from its sequence), for inspection and tests. */
+  positions(doc: number, term: string): number[] {
+    const id = this.ids.get(term);
+    const out: number[] = [];
+    if (id === undefined || !this.has(doc)) return out;
+    let pos = -1;
+    const start = this.seqStart[doc];
+    const end = start + this.seqLength[doc];
+    for (let k = start; k < end; k++) {
+      const tok = this.seqData[k];
+      if ((tok & 1) === 0) pos++;
+      if (tok >>> 1 === id) out.push(pos);
     }
-    // -1 marks an id that is not in this field (removed, or never added), 0 an empty text.
-    const lengths = Array.from({ length: this.lengths.length }, (_, d) =>
-      this.docTerms[d] ? this.lengths[d] : -1,
-    );
-    return { terms, docs, tfs, pos, lengths };
+    return out;
   }
 
-  static fromJSON(raw: SerializedFieldIndex): FieldIndex {
+  /**
+   * Whether the term ids occur at consecutive positions in the document: one pass over its sequence,
+   * tracking which prefixes of the phrase end at the current position (a bit per phrase word).
+   */
+  hasPhrase(doc: number, phrase: readonly number[]): boolean {
+    if (!this.has(doc) || phrase.length === 0) return false;
+    const m = phrase.length;
+    if (m > 30) return this.hasLongPhrase(doc, phrase);
+    const full = 1 << (m - 1);
+    const data = this.seqData;
+    const end = this.seqStart[doc] + this.seqLength[doc];
+    const first = phrase[0];
+    let before = 0; // prefixes ending at the previous position
+    let here = 0; // prefixes ending at this position
+    for (let k = this.seqStart[doc]; k < end; k++) {
+      const tok = data[k];
+      const id = tok >>> 1;
+      // Nothing under way: only the phrase's first word changes anything.
+      if ((before | here) === 0 && id !== first) continue;
+      if ((tok & 1) === 0) {
+        before = here;
+        here = 0;
+      }
+      if (id === first) here |= 1;
+      if (before !== 0) {
+        for (let j = 1; j < m; j++) if (phrase[j] === id && (before & (1 << (j - 1))) !== 0) here |= 1 << j;
+      }
+      if ((here & full) !== 0) return true;
+    }
+    return false;
+  }
+
+  /** hasPhrase for more words than bits: positions of each word, then every start checked. */
+  private hasLongPhrase(doc: number, phrase: readonly number[]): boolean {
+    const at = new Map<number, Set<number>>();
+    for (const id of phrase) at.set(id, new Set());
+    let pos = -1;
+    const end = this.seqStart[doc] + this.seqLength[doc];
+    for (let k = this.seqStart[doc]; k < end; k++) {
+      const tok = this.seqData[k];
+      if ((tok & 1) === 0) pos++;
+      at.get(tok >>> 1)?.add(pos);
+    }
+    const sets = phrase.map((id) => at.get(id)!);
+    for (const p of sets[0]) if (sets.every((s, j) => s.has(p + j))) return true;
+    return false;
+  }
+
+  // ---- Term dictionary.
+
+  private newTerm(term: string): number {
+    const id = this.freeIds.pop() ?? this.terms.length;
+    if (id >= GAP_ID) throw new Error('field index: too many terms');
+    this.ids.set(term, id);
+    this.terms[id] = term;
+    if (id >= this.postStart.length) {
+      const size = id + 1;
+      this.postStart = grownInt32(this.postStart, size);
+      this.postCount = grownInt32(this.postCount, size);
+      this.postCap = grownInt32(this.postCap, size);
+      this.scratch = grownInt32(this.scratch, size);
+    }
+    this.postStart[id] = 0;
+    this.postCount[id] = 0;
+    this.postCap[id] = 0;
+    return id;
+  }
+
+  private freeTerm(id: number): string {
+    const term = this.terms[id]!;
+    this.ids.delete(term);
+    this.terms[id] = undefined;
+    this.postGarbage += 2 * this.postCap[id];
+    this.postCap[id] = 0;
+    this.freeIds.push(id);
+    return term;
+  }
+
+  // ---- Postings.
+
+  /** Adds (doc, tf) to the term's postings, keeping them sorted by document id. */
+  private insertPosting(id: number, doc: number, tf: number): void {
+    const n = this.postCount[id];
+    if (n === this.postCap[id]) this.moveSlot(id, Math.max(1, 2 * n));
+    const data = this.postData;
+    const start = this.postStart[id];
+    let at = n;
+    if (n > 0 && data[start + 2 * (n - 1)] > doc) {
+      // Re-added under a lower id than the last: binary search, shift the tail by one pair.
+      at = this.lowerBound(id, doc);
+      data.copyWithin(start + 2 * at + 2, start + 2 * at, start + 2 * n);
+    }
+    data[start + 2 * at] = doc;
+    data[start + 2 * at + 1] = tf;
+    this.postCount[id] = n + 1;
+  }
+
+  /** Index (in pairs) of the first posting of the term whose document is >= doc. */
+  private lowerBound(id: number, doc: number): number {
+    const data = this.postData;
+    const start = this.postStart[id];
+    let lo = 0;
+    let hi = this.postCount[id];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (data[start + 2 * mid] < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Whether the document has the term (by id) in this field: a binary search in its postings. */
+  hasTermIn(doc: number, id: number): boolean {
+    const i = this.lowerBound(id, doc);
+    return i < this.postCount[id] && this.postData[this.postStart[id] + 2 * i] === doc;
+  }
+
+  /** Removes doc from the term's postings; returns whether they are empty now. */
+  private removePosting(id: number, doc: number): boolean {
+    const n = this.postCount[id];
+    const data = this.postData;
+    const start = this.postStart[id];
+    const lo = this.lowerBound(id, doc);
+    if (lo < n && data[start + 2 * lo] === doc) {
+      data.copyWithin(start + 2 * lo, start + 2 * lo + 2, start + 2 * n);
+      this.postCount[id] = n - 1;
+    }
+    return this.postCount[id] === 0;
+  }
+
+  /** Gives the term a slot of `cap` pairs at the end of `postData`, compacting or growing it first. */
+  private moveSlot(id: number, cap: number): void {
+    const live = this.postUsed - this.postGarbage;
+    if (this.postGarbage > this.minGarbage && this.postGarbage > live) this.compactPostings();
+    const need = this.postUsed + 2 * cap;
+    if (need > this.postData.length) {
+      const out = new Int32Array(Math.max(need, Math.ceil(this.postData.length * 1.5), 1024));
+      out.set(this.postData.subarray(0, this.postUsed));
+      this.postData = out;
+    }
+    const from = this.postStart[id];
+    this.postData.copyWithin(this.postUsed, from, from + 2 * this.postCount[id]);
+    this.postGarbage += 2 * this.postCap[id];
+    this.postStart[id] = this.postUsed;
+    this.postCap[id] = cap;
+    this.postUsed += 2 * cap;
+  }
+
+  /** Rewrites `postData` with every term's slot back to back (room kept), dropping moved-out slots. */
+  private compactPostings(): void {
+    let live = 0;
+    for (let id = 0; id < this.terms.length; id++)
+      if (this.terms[id] !== undefined) live += 2 * this.postCap[id];
+    const out = new Int32Array(live);
+    let used = 0;
+    for (let id = 0; id < this.terms.length; id++) {
+      if (this.terms[id] === undefined) continue;
+      const from = this.postStart[id];
+      out.set(this.postData.subarray(from, from + 2 * this.postCount[id]), used);
+      this.postStart[id] = used;
+      used += 2 * this.postCap[id];
+    }
+    this.postData = out;
+    this.postUsed = used;
+    this.postGarbage = 0;
+  }
+
+  // ---- Forward index.
+
+  /** Stores the document's tokens in position order (stable), with same-position bits and gaps. */
+  private appendSequence(doc: number, tokenIds: Int32Array, positions: number[]): void {
+    const n = tokenIds.length;
+    // Tokens are almost in position order (a compound's joined form comes after its parts, at the
+    // position of the first part): an insertion sort of their indices is linear here.
+    const order = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      let j = i;
+      while (j > 0 && positions[order[j - 1]] > positions[i]) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = i;
+    }
+    let gaps = 0;
+    for (let k = 1; k < n; k++) if (positions[order[k]] > positions[order[k - 1]] + 1) gaps++;
+    const size = n + gaps;
+    if (this.seqUsed + size > this.seqData.length) {
+      if (this.seqGarbage > this.seqUsed - this.seqGarbage) this.compactSequences();
+      this.seqData = grownUint32(this.seqData, this.seqUsed + size);
+    }
+    if (doc >= this.seqLength.length) {
+      this.seqStart = grownInt32(this.seqStart, doc + 1);
+      this.seqLength = grownInt32(this.seqLength, doc + 1, -1);
+    }
+    const data = this.seqData;
+    let w = this.seqUsed;
+    for (let k = 0; k < n; k++) {
+      const i = order[k];
+      const same = k > 0 && positions[i] === positions[order[k - 1]] ? 1 : 0;
+      if (k > 0 && positions[i] > positions[order[k - 1]] + 1) data[w++] = GAP;
+      data[w++] = tokenIds[i] * 2 + same;
+    }
+    this.seqStart[doc] = this.seqUsed;
+    this.seqLength[doc] = size;
+    this.seqUsed = w;
+  }
+
+  private compactSequences(): void {
+    const out = new Uint32Array(this.seqUsed - this.seqGarbage);
+    let used = 0;
+    for (let d = 0; d < this.seqLength.length; d++) {
+      const len = this.seqLength[d];
+      if (len < 0) continue;
+      out.set(this.seqData.subarray(this.seqStart[d], this.seqStart[d] + len), used);
+      this.seqStart[d] = used;
+      used += len;
+    }
+    this.seqData = out;
+    this.seqUsed = used;
+    this.seqGarbage = 0;
+  }
+
+  /**
+   * Gives back the room kept for growth: every term's postings and every document's sequence back to
+   * back in arrays of exactly their size (after a bulk build; later additions grow them again).
+   */
+  compact(): void {
+    const live = this.postCount.subarray(0, this.terms.length);
+    this.postCap.set(live);
+    this.compactPostings();
+    this.compactSequences();
+  }
+
+  // ---- Persistence.
+
+  /** The field as bytes: dictionary, lengths, forward index and document frequencies (postings are rebuilt on load). */
+  save(): SavedFieldIndex {
+    const docs = this.lengths.length;
+    const lengths = new Int32Array(docs);
+    const seqLengths = new Int32Array(docs);
+    let total = 0;
+    for (let d = 0; d < docs; d++) {
+      const present = this.has(d);
+      lengths[d] = present ? this.lengths[d] : -1;
+      seqLengths[d] = present ? this.seqLength[d] : 0;
+      total += seqLengths[d];
+    }
+    const seq = new Uint32Array(total);
+    let w = 0;
+    for (let d = 0; d < docs; d++) {
+      if (seqLengths[d] === 0) continue;
+      seq.set(this.seqData.subarray(this.seqStart[d], this.seqStart[d] + seqLengths[d]), w);
+      w += seqLengths[d];
+    }
+    return {
+      terms: Array.from(this.terms, (t) => t ?? null),
+      lengths: toBytes(lengths),
+      seqLengths: toBytes(seqLengths),
+      seq: toBytes(seq),
+      docFreqs: toBytes(this.postCount.slice(0, this.terms.length)),
+    };
+  }
+
+  static load(saved: SavedFieldIndex): FieldIndex {
     const index = new FieldIndex();
-    const perDoc: string[][] = [];
-    raw.terms.forEach((term, i) => {
-      index.postings.set(term, { docs: raw.docs[i], tfs: raw.tfs[i], pos: raw.pos[i] });
-      for (const d of raw.docs[i]) (perDoc[d] ??= []).push(term);
+    const lengths = fromBytes(saved.lengths, Int32Array);
+    const seqLengths = fromBytes(saved.seqLengths, Int32Array);
+    const seq = fromBytes(saved.seq, Uint32Array);
+    if (seqLengths.length !== lengths.length) throw new Error('field index: lengths do not match');
+
+    const termSlots = saved.terms.length;
+    saved.terms.forEach((term, id) => {
+      if (term === null) index.freeIds.push(id);
+      else {
+        index.ids.set(term, id);
+        index.terms[id] = term;
+      }
     });
-    raw.lengths.forEach((len, doc) => {
-      index.lengths[doc] = Math.max(0, len);
+    index.freeIds.reverse(); // the lowest free id is reused first, as when it was freed last
+    index.terms.length = termSlots;
+
+    // The forward index is the saved sequence itself.
+    const docs = lengths.length;
+    index.seqData = seq;
+    index.seqStart = new Int32Array(docs);
+    index.seqLength = new Int32Array(docs);
+    let at = 0;
+    for (let d = 0; d < docs; d++) {
+      const len = lengths[d];
+      index.lengths[d] = Math.max(0, len);
+      index.seqStart[d] = at;
+      index.seqLength[d] = len >= 0 ? seqLengths[d] : -1;
       if (len >= 0) {
-        index.docTerms[doc] = perDoc[doc] ?? [];
+        at += seqLengths[d];
         index.totalLength += len;
         index.docCount++;
       }
-    });
+    }
+    if (at !== seq.length) throw new Error('field index: sequence length does not match');
+    index.seqUsed = at;
+
+    // Postings from the sequences, in document order (so they come out sorted), into slots sized by
+    // the saved document frequencies.
+    const postCount = fromBytes(saved.docFreqs, Int32Array);
+    if (postCount.length !== termSlots) throw new Error('field index: document frequencies do not match');
+    const postStart = new Int32Array(termSlots);
+    let used = 0;
+    for (let id = 0; id < termSlots; id++) {
+      if ((index.terms[id] === undefined) !== (postCount[id] === 0))
+        throw new Error('field index: document frequencies do not match the terms');
+      postStart[id] = used;
+      used += 2 * postCount[id];
+    }
+    const postData = new Int32Array(used);
+    const counts = new Int32Array(termSlots);
+    fillPostings(seq, index.seqStart, index.seqLength, postStart, postCount, postData, counts);
+    index.postData = postData;
+    index.postStart = postStart;
+    index.postCount = postCount;
+    index.postCap = postCount.slice();
+    index.postUsed = used;
+    index.scratch = counts;
     return index;
   }
 }
 
 /**
- * Documents among `candidates` in which `terms` occur at consecutive positions (a phrase), from the
- * positional postings: no text is re-read.
+ * Writes every document's (doc, tf) pair into its terms' slots, documents in id order. `counts` is
+ * all zero and left so. Throws when the sequences disagree with the document frequencies.
  */
-export function phraseDocs(field: FieldIndex, terms: string[], candidates: ReadonlySet<number>): Set<number> {
+function fillPostings(
+  seq: Uint32Array,
+  seqStart: Int32Array,
+  seqLength: Int32Array,
+  postStart: Int32Array,
+  postCount: Int32Array,
+  postData: Int32Array,
+  counts: Int32Array,
+): void {
+  const terms = postCount.length;
+  const fill = new Int32Array(terms);
+  const touched = new Int32Array(terms);
+  for (let d = 0; d < seqLength.length; d++) {
+    const len = seqLength[d];
+    if (len <= 0) continue;
+    let distinct = 0;
+    const end = seqStart[d] + len;
+    for (let k = seqStart[d]; k < end; k++) {
+      const id = seq[k] >>> 1;
+      if (id === GAP_ID) continue;
+      if (id >= terms) throw new Error('field index: token of an unknown term');
+      if (counts[id]++ === 0) touched[distinct++] = id;
+    }
+    for (let i = 0; i < distinct; i++) {
+      const id = touched[i];
+      const n = fill[id]++;
+      if (n >= postCount[id])
+        throw new Error('field index: the sequences do not match the document frequencies');
+      const w = postStart[id] + 2 * n;
+      postData[w] = d;
+      postData[w + 1] = counts[id];
+      counts[id] = 0;
+    }
+  }
+  for (let id = 0; id < terms; id++)
+    if (fill[id] !== postCount[id])
+      throw new Error('field index: the sequences do not match the document frequencies');
+}
+
+/**
+ * Documents among `candidates` in which `terms` occur at consecutive positions (a phrase), from the
+ * forward index: no text is re-read.
+ */
+export function phraseDocs(field: FieldIndex, terms: string[], candidates: Iterable<number>): Set<number> {
   const found = new Set<number>();
-  const postings = terms.map((t) => field.postings.get(t));
-  if (postings.some((p) => !p)) return found;
-  // Positions per candidate document for each term, starting from the rarest term's documents.
-  const byDoc = postings.map((p) => {
-    const m = new Map<number, number[]>();
-    p!.docs.forEach((d, i) => {
-      if (candidates.has(d)) m.set(d, p!.pos[i]);
-    });
-    return m;
-  });
-  for (const [doc, starts] of byDoc[0]) {
-    const sets = byDoc.map((m) => m.get(doc));
-    if (sets.some((s) => !s)) continue;
-    const lookup = sets.map((s) => new Set(s));
-    if (starts.some((p) => lookup.every((set, j) => set.has(p + j)))) found.add(doc);
+  const ids = terms.map((t) => field.termId(t));
+  if (ids.length === 0 || ids.some((id) => id < 0)) return found;
+  const distinct = [...new Set(ids)];
+  for (const d of candidates) {
+    // A candidate may have the words in different fields: binary searches in this field's postings
+    // rule those out before its sequence is scanned.
+    if (field.has(d) && distinct.every((id) => field.hasTermIn(d, id)) && field.hasPhrase(d, ids))
+      found.add(d);
   }
   return found;
 }

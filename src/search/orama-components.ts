@@ -13,11 +13,17 @@
  */
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
-import { FieldIndex, type SerializedFieldIndex } from './field-index.js';
+import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
 import type { TextAnalyzer } from './tokenizer.js';
 
 const defaultIndex = oramaIndex.createIndex();
+
+/**
+ * Layout of the saved BM25F fields (FieldIndex.save). 1 (unmarked): postings with word positions as
+ * nested arrays; 2: term dictionary and forward index as binary, postings rebuilt on load.
+ */
+export const FIELD_INDEX_FORMAT = 2;
 type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
 
 /** Our additions to Orama's index store. */
@@ -223,18 +229,23 @@ export function createBm25fIndex(
       saved.frequencies = {};
       saved.tokenOccurrences = {};
       saved.bm25f = {
+        format: FIELD_INDEX_FORMAT,
         fieldNames: (store as Bm25fIndexStore).bm25f.fieldNames,
-        fields: (store as Bm25fIndexStore).bm25f.fields.map((f) => f.toJSON()),
+        fields: (store as Bm25fIndexStore).bm25f.fields.map((f) => f.save()),
       };
       return saved;
     },
 
     load(sharedStore: unknown, raw: Record<string, unknown>) {
       const store = defaultIndex.load(sharedStore as never, raw as never) as Bm25fIndexStore;
-      const saved = raw.bm25f as { fieldNames: string[]; fields: SerializedFieldIndex[] };
+      const saved = raw.bm25f as { format?: number; fieldNames: string[]; fields: SavedFieldIndex[] };
+      if (saved?.format !== FIELD_INDEX_FORMAT)
+        throw new Error(
+          `index saved in field index format ${saved?.format ?? 1}, this version reads ${FIELD_INDEX_FORMAT}`,
+        );
       store.bm25f = newState(
         saved.fieldNames,
-        saved.fields.map((f) => FieldIndex.fromJSON(f)),
+        saved.fields.map((f) => FieldIndex.load(f)),
       );
       return store;
     },

@@ -193,7 +193,7 @@ export class OramaSearchService {
   /**
    * The index as bytes: the msgpack of Orama's `save()`, the bytes @orama/plugin-data-persistence's
    * `binary` format writes as hex text (encoded here directly, without the hex round trip), with our
-   * BM25F postings inside the saved index component.
+   * BM25F fields (typed arrays as binary) inside the saved index component.
    */
   async serialize(): Promise<Uint8Array> {
     return encode(await save(this.db));
@@ -225,6 +225,8 @@ export class OramaSearchService {
       if (i + batch < all.length) await new Promise((r) => setImmediate(r));
     }
     if (all.length === 0) opts.onProgress?.(0, 0);
+    // The postings and sequences grew with room to spare; a built index keeps exactly its size.
+    for (const field of this.store.bm25f.fields) field.compact();
   }
 
   /** Adds or replaces one document. */
@@ -234,7 +236,7 @@ export class OramaSearchService {
     insert(this.db, indexed as never);
     // Orama keeps the inserted object as the stored document. Once the text is in the postings, the
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
-    // and in the persisted index (removal reads the postings, not the text).
+    // and in the persisted index (removal reads the forward index, not the text).
     for (const f of TEXT_FIELDS) indexed[f] = '';
     this.idKeys.set(idKey(doc.id), doc.id);
   }
@@ -285,8 +287,8 @@ export class OramaSearchService {
     const inFields = (mask: number | undefined) =>
       TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
     return {
-      has: (term) => state.fields.some((f) => f.postings.has(term)),
-      docFreq: (term) => Math.max(0, ...state.fields.map((f) => f.postings.get(term)?.docs.length ?? 0)),
+      has: (term) => state.fields.some((f) => f.hasTerm(term)),
+      docFreq: (term) => Math.max(0, ...state.fields.map((f) => f.docFreq(term))),
       startingWith: (prefix, mask) => {
         const words = new Set<string>();
         for (const i of inFields(mask))
@@ -323,10 +325,9 @@ export class OramaSearchService {
       score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
       phraseFilter: (candidates, terms, fields) => {
         const keep = new Set<number>();
-        const pool = new Set(candidates);
         this.store.bm25f.fields.forEach((f, i) => {
           if (fields !== undefined && (fields & (1 << i)) === 0) return;
-          for (const d of phraseDocs(f, terms, pool)) keep.add(d);
+          for (const d of phraseDocs(f, terms, candidates)) keep.add(d);
         });
         return keep;
       },
@@ -372,7 +373,7 @@ export class OramaSearchService {
     const state = this.store.bm25f;
     let sum = 0;
     for (const term of this.analyzer.queryTerms(query)) {
-      const df = Math.max(0, ...state.fields.map((f) => f.postings.get(term)?.docs.length ?? 0));
+      const df = Math.max(0, ...state.fields.map((f) => f.docFreq(term)));
       if (df > 0) sum += idf(this.size, df) * (this.settings.k1 + 1);
     }
     return sum;

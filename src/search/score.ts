@@ -95,15 +95,18 @@ export function scoreBm25f(
       touchedAlt.length = 0;
       for (let f = 0; f < fields.length; f++) {
         const wf = allowed === undefined || (allowed & (1 << f)) !== 0 ? opts.weights[f] : 0;
-        const p = wf > 0 ? fields[f].postings.get(term) : undefined;
-        if (!p) continue;
+        const id = wf > 0 ? fields[f].termId(term) : -1;
+        if (id < 0) continue;
         const norm = norms[f];
         const bit = 1 << f;
-        const { docs, tfs } = p;
-        for (let i = 0; i < docs.length; i++) {
-          const d = docs[i];
+        // The term's (document, tf) pairs, interleaved in the field's shared postings array.
+        const data = fields[f].postData;
+        const start = fields[f].postStart[id];
+        const end = start + 2 * fields[f].postCount[id];
+        for (let i = start; i < end; i += 2) {
+          const d = data[i];
           if (pseudo[d] === 0) touchedAlt.push(d);
-          pseudo[d] += wf * tfs[i] * norm[d];
+          pseudo[d] += wf * data[i + 1] * norm[d];
           mask[d] |= bit;
         }
       }

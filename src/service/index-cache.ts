@@ -18,8 +18,11 @@ import type { BacklogItem, Diagnostic } from '../storage/types.js';
 
 const MAGIC = Buffer.from('BLSCACHE');
 const HASH_BYTES = 20;
-/** Bump when the layout of the cache or of the index inside it changes. */
-export const CACHE_FORMAT = 2;
+/**
+ * Bump when the layout of the cache or of the index inside it changes. 3: the BM25F fields as binary
+ * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2).
+ */
+export const CACHE_FORMAT = 3;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
