@@ -261,7 +261,7 @@ describe('FieldIndex', () => {
   });
 });
 
-describe('phrases from positional postings', () => {
+describe('phrases from the token sequences', () => {
   it('finds terms at consecutive positions, counted as the query side counts words', () => {
     const analyzer = new TextAnalyzer();
     const f = new FieldIndex();
