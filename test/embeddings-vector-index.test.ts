@@ -67,6 +67,30 @@ describe('VectorIndex', () => {
     }
   });
 
+  test.each([24, 32])(
+    'compact gives back the unused room; search and later upserts unchanged (dims %i)',
+    (dims) => {
+      const next = rng(11);
+      const index = new VectorIndex(dims, 4);
+      const docs = new Map<string, Float32Array[]>();
+      const add = (d: number) => {
+        const vectors = Array.from({ length: 1 + (d % 3) }, () => randomUnit(dims, next));
+        docs.set(`doc-${d}`, vectors);
+        index.upsert(`doc-${d}`, vectors);
+      };
+      for (let d = 0; d < 150; d++) add(d); // 300 rows in room for 512
+      const grown = index.memoryBytes;
+      index.compact(10);
+      expect(index.memoryBytes).toBeLessThan(grown * 0.75);
+      const q = randomUnit(dims, next);
+      expectSameHits(index.search(q, 20), bruteForce(docs, q, 20));
+      for (let d = 150; d < 200; d++) add(d); // past the spare room: grows again
+      index.remove('doc-3');
+      docs.delete('doc-3');
+      expectSameHits(index.search(q, 50), bruteForce(docs, q, 50));
+    },
+  );
+
   test('removals and replacements keep every other document scored right', () => {
     const next = rng(11);
     const dims = 16;

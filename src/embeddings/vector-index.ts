@@ -183,7 +183,7 @@ class ArrayStorage implements Storage {
  * best row, then a size-k heap (no full sort).
  */
 export class VectorIndex {
-  private readonly storage: Storage;
+  private storage: Storage;
   private capacity: number;
   private rows = 0;
   /** Row -> document slot, and the row's chunk number. */
@@ -203,12 +203,14 @@ export class VectorIndex {
   ) {
     if (!Number.isInteger(dims) || dims <= 0) throw new Error(`VectorIndex: bad dims ${dims}`);
     this.capacity = Math.max(1, initialRows);
-    const kernel = dims % 16 === 0 ? simdKernel() : null;
-    this.storage = kernel
-      ? new SimdStorage(kernel, dims, this.capacity)
-      : new ArrayStorage(dims, this.capacity);
+    this.storage = VectorIndex.storageFor(dims, this.capacity);
     this.rowSlot = new Int32Array(this.capacity);
     this.rowChunk = new Int32Array(this.capacity);
+  }
+
+  private static storageFor(dims: number, rows: number): Storage {
+    const kernel = dims % 16 === 0 ? simdKernel() : null;
+    return kernel ? new SimdStorage(kernel, dims, rows) : new ArrayStorage(dims, rows);
   }
 
   /** Number of documents. */
@@ -345,11 +347,29 @@ export class VectorIndex {
     }));
   }
 
+  /**
+   * Gives back the room that growth left unused: the matrix is copied into storage for the rows held plus
+   * `spare` (WebAssembly memory cannot shrink in place, so the old one is left to the garbage collector).
+   * For after a bulk load, when few rows will follow.
+   */
+  compact(spare = 0): void {
+    const cap = Math.max(1, this.rows + Math.max(0, Math.floor(spare)));
+    if (cap >= this.capacity) return;
+    const storage = VectorIndex.storageFor(this.dims, cap);
+    storage.matrix.set(this.storage.matrix.subarray(0, this.rows * this.dims));
+    this.storage = storage;
+    this.resizeRowTables(cap);
+  }
+
   private ensureCapacity(rows: number): void {
     if (rows <= this.capacity) return;
     let cap = this.capacity;
     while (cap < rows) cap *= 2;
     this.storage.grow(cap);
+    this.resizeRowTables(cap);
+  }
+
+  private resizeRowTables(cap: number): void {
     const rowSlot = new Int32Array(cap);
     rowSlot.set(this.rowSlot.subarray(0, this.rows));
     const rowChunk = new Int32Array(cap);
