@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { cacheFileFor, EmbeddingCache, hashText } from '../src/embeddings/cache.js';
 import { embedWithCache, SemanticIndex } from '../src/embeddings/semantic-index.js';
 import type { Embedder } from '../src/embeddings/types.js';
-import { l2normalize } from '../src/embeddings/vector.js';
+import { dot, l2normalize } from '../src/embeddings/vector.js';
 
 const MODEL = 'test:model';
 const DIMS = 8;
@@ -179,6 +179,27 @@ describe('EmbeddingCache', () => {
     });
     // Read back by an f32 cache too (same model, either encoding is valid).
     expect((await EmbeddingCache.open(dir, MODEL, dims)).size).toBe(40);
+  });
+
+  test('i8 in memory too: a quarter of the bytes, and get gives what a reload of the file gives', async () => {
+    const dims = 512;
+    const texts = Array.from({ length: 100 }, (_, i) => `text ${i}`);
+    const hashes = texts.map(hashText);
+    const vectors = texts.map((t) => fakeVector(t, dims));
+    const f32 = await EmbeddingCache.open(join(dir, 'f32'), MODEL, dims);
+    const i8 = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    f32.put(hashes, vectors);
+    i8.put(hashes, vectors);
+    expect(i8.memoryBytes).toBeLessThan(f32.memoryBytes / 3);
+    const beforeSave = i8.get(hashes).vectors.map((v) => Array.from(v!));
+    await i8.save();
+    const afterSave = i8.get(hashes).vectors.map((v) => Array.from(v!));
+    const reloaded = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    const fromFile = reloaded.get(hashes).vectors.map((v) => Array.from(v!));
+    expect(afterSave).toEqual(beforeSave);
+    expect(fromFile).toEqual(beforeSave);
+    // Each is the unit vector nearest the original that int8 can hold.
+    beforeSave.forEach((v, i) => expect(dot(Float32Array.from(v), vectors[i])).toBeGreaterThan(0.999));
   });
 
   test('put rejects vectors of the wrong size', async () => {

@@ -27,7 +27,8 @@ const HEADER_BYTES = 28;
 /**
  * How vectors are stored on disk. `f32` (default) is exact. `i8` is a quarter of the vector bytes
  * (536 B a chunk at 512 dims instead of 2,068): each vector scaled so its largest component is 127; a
- * cosine read back differs by about 1e-3. In memory vectors are always Float32.
+ * cosine read back differs by about 1e-3. The cache holds its vectors in memory in the same encoding
+ * (an `i8` cache is a quarter of the memory too); `get` always gives Float32 unit vectors.
  */
 export type CacheEncoding = 'f32' | 'i8';
 const ENCODINGS: CacheEncoding[] = ['f32', 'i8'];
@@ -54,13 +55,18 @@ const pad4 = (n: number) => (n + 3) & ~3;
  * binary file (atomically: temp file, fsync, rename). A file that is truncated, corrupt, from another model,
  * dims or format version is ignored with a warning in `warnings`, never an exception.
  *
- * Vectors returned by `get` are views into the cache's storage; they never change afterwards (a stored row
- * is written once, and compaction on `save` moves data to new storage), so they are safe to keep.
+ * Vectors returned by `get` never change afterwards, so they are safe to keep: in `f32` they are views into
+ * the cache's storage (a stored row is written once, and compaction on `save` moves data to new storage),
+ * in `i8` they are new arrays, dequantized and renormalized (what a reload of the file gives).
  */
 export class EmbeddingCache {
   readonly path: string;
   readonly warnings: string[] = [];
-  private arena: Float32Array;
+  /** f32: the vectors, row after row. */
+  private arena = new Float32Array(0);
+  /** i8: the quantized vectors, row after row, and each row's scale. */
+  private q = new Int8Array(0);
+  private scales = new Float32Array(0);
   private rows = 0;
   private readonly byHash = new Map<string, number>();
   private changed = false;
@@ -73,7 +79,37 @@ export class EmbeddingCache {
     readonly encoding: CacheEncoding,
   ) {
     this.path = cacheFileFor(dir, modelId);
-    this.arena = new Float32Array(dims * 64);
+    this.reserve(64);
+  }
+
+  /** Room for `capacity` rows in this encoding's storage, keeping the first `this.rows`. */
+  private reserve(capacity: number): void {
+    const d = this.dims;
+    if (this.encoding === 'f32') {
+      const arena = new Float32Array(capacity * d);
+      arena.set(this.arena.subarray(0, this.rows * d));
+      this.arena = arena;
+    } else {
+      const q = new Int8Array(capacity * d);
+      q.set(this.q.subarray(0, this.rows * d));
+      const scales = new Float32Array(capacity);
+      scales.set(this.scales.subarray(0, this.rows));
+      this.q = q;
+      this.scales = scales;
+    }
+  }
+
+  private get capacity(): number {
+    return this.encoding === 'f32' ? this.arena.length / this.dims : this.scales.length;
+  }
+
+  /** Row `row` as a Float32 unit vector (a view in f32, a new array in i8). */
+  private vector(row: number): Float32Array {
+    const d = this.dims;
+    if (this.encoding === 'f32') return this.arena.subarray(row * d, row * d + d);
+    const out = new Float32Array(d);
+    dequantize(this.q.subarray(row * d, row * d + d), this.scales.subarray(row, row + 1), 1, d, out);
+    return out;
   }
 
   /**
@@ -96,6 +132,11 @@ export class EmbeddingCache {
     return this.byHash.size;
   }
 
+  /** Bytes of the vectors held in memory. */
+  get memoryBytes(): number {
+    return this.arena.byteLength + this.q.byteLength + this.scales.byteLength;
+  }
+
   /** True when there is something `save` would write. */
   get dirty(): boolean {
     return this.changed;
@@ -109,13 +150,12 @@ export class EmbeddingCache {
   get(hashes: string[]): { vectors: (Float32Array | undefined)[]; missing: number[] } {
     const vectors: (Float32Array | undefined)[] = [];
     const missing: number[] = [];
-    const d = this.dims;
     hashes.forEach((h, i) => {
       const row = this.byHash.get(h);
       if (row === undefined) {
         vectors.push(undefined);
         missing.push(i);
-      } else vectors.push(this.arena.subarray(row * d, row * d + d));
+      } else vectors.push(this.vector(row));
     });
     return { vectors, missing };
   }
@@ -128,12 +168,9 @@ export class EmbeddingCache {
       if (this.byHash.has(hashes[i])) continue;
       const v = vectors[i];
       if (v.length !== d) throw new Error(`put: vector of ${v.length} dims, cache holds ${d}`);
-      if ((this.rows + 1) * d > this.arena.length) {
-        const bigger = new Float32Array(Math.max(this.arena.length * 2, (this.rows + 1) * d));
-        bigger.set(this.arena.subarray(0, this.rows * d));
-        this.arena = bigger;
-      }
-      this.arena.set(v, this.rows * d);
+      if (this.rows + 1 > this.capacity) this.reserve(Math.max(64, this.capacity * 2));
+      if (this.encoding === 'f32') this.arena.set(v, this.rows * d);
+      else quantize(v, this.q, this.rows * d, this.scales, this.rows);
       this.byHash.set(hashes[i], this.rows++);
       this.changed = true;
     }
@@ -186,27 +223,29 @@ export class EmbeddingCache {
     buf.writeUInt32LE(id.length, 20);
     buf.writeUInt32LE(ENCODINGS.indexOf(this.encoding), 24);
     id.copy(buf, HEADER_BYTES);
-    // The in-memory copy after compaction: exactly what a reload would give.
-    const out = new Float32Array(Math.max(count, 64) * d);
-    const scales =
-      this.encoding === 'i8' ? new Float32Array(buf.buffer, buf.byteOffset + v, count) : undefined;
     const f32 =
       this.encoding === 'f32' ? new Float32Array(buf.buffer, buf.byteOffset + v, count * d) : undefined;
+    const scales =
+      this.encoding === 'i8' ? new Float32Array(buf.buffer, buf.byteOffset + v, count) : undefined;
     const i8 = scales ? new Int8Array(buf.buffer, buf.byteOffset + v + count * 4, count * d) : undefined;
     let row = 0;
     const byHash = new Map<string, number>();
     for (const [hash, r] of this.byHash) {
       buf.write(hash, h + row * HASH_BYTES, HASH_BYTES, 'hex');
-      const vec = this.arena.subarray(r * d, r * d + d);
-      if (f32) f32.set(vec, row * d);
-      if (i8 && scales) quantize(vec, i8, row * d, scales, row);
+      if (f32) f32.set(this.arena.subarray(r * d, r * d + d), row * d);
+      if (i8 && scales) {
+        i8.set(this.q.subarray(r * d, r * d + d), row * d);
+        scales[row] = this.scales[r];
+      }
       byHash.set(hash, row++);
     }
-    if (f32) out.set(f32);
-    if (i8 && scales) dequantize(i8, scales, count, d, out);
     createHash('sha1').update(buf.subarray(0, e)).digest().copy(buf, e);
-    // Compacted storage (old views keep the old arena alive and unchanged).
-    this.arena = out;
+    // Compacted storage, exactly what a reload gives (old views keep the old arena alive and unchanged).
+    if (f32) this.arena = new Float32Array(f32);
+    if (i8 && scales) {
+      this.q = new Int8Array(i8);
+      this.scales = new Float32Array(scales);
+    }
     this.rows = count;
     this.byHash.clear();
     for (const [hash, r] of byHash) this.byHash.set(hash, r);
@@ -252,17 +291,24 @@ export class EmbeddingCache {
     const h = HEADER_BYTES + pad4(buf.readUInt32LE(20));
     const v = h + count * HASH_BYTES;
     // Copied into aligned storage of our own (a Buffer's offset is not always a multiple of 4).
-    const data = buf.buffer.slice(buf.byteOffset + v, buf.byteOffset + v + dataBytes(encoding, count, d));
-    this.arena = new Float32Array(Math.max(count, 64) * d);
-    if (encoding === 'f32') this.arena.set(new Float32Array(data, 0, count * d));
-    else
-      dequantize(
-        new Int8Array(data, count * 4, count * d),
-        new Float32Array(data, 0, count),
-        count,
-        d,
-        this.arena,
-      );
+    const data = buf.buffer.slice(
+      buf.byteOffset + v,
+      buf.byteOffset + v + dataBytes(encoding, count, d),
+    ) as ArrayBuffer;
+    const scales = encoding === 'i8' ? new Float32Array(data, 0, count) : undefined;
+    const q = scales ? new Int8Array(data, count * 4, count * d) : undefined;
+    if (this.encoding === 'i8' && q && scales) {
+      this.q = q;
+      this.scales = scales;
+    } else if (this.encoding === 'i8') {
+      this.reserve(count);
+      const f32 = new Float32Array(data, 0, count * d);
+      for (let r = 0; r < count; r++) quantize(f32.subarray(r * d, r * d + d), this.q, r * d, this.scales, r);
+    } else {
+      this.arena = new Float32Array(count * d);
+      if (q && scales) dequantize(q, scales, count, d, this.arena);
+      else this.arena.set(new Float32Array(data, 0, count * d));
+    }
     for (let i = 0; i < count; i++) {
       this.byHash.set(buf.toString('hex', h + i * HASH_BYTES, h + (i + 1) * HASH_BYTES), i);
     }
