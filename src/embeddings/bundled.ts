@@ -6,6 +6,13 @@ import { embedNonEmpty, l2normalize } from './vector.js';
 
 /** Universal Sentence Encoder Lite reads at most this many SentencePiece tokens; the rest of a text is ignored (measured). */
 export const BUNDLED_MAX_TOKENS = 128;
+/**
+ * Most tokens the model runs at once (texts x the longest of them: shorter texts are padded); a larger
+ * batch runs in parts. TF.js's WebAssembly heap grows to the largest run and never shrinks: 52 MB once
+ * loaded, 63 MB after runs of up to 4 chunks of 128 tokens, 76 MB after 8, 109 MB after 16, at the same
+ * texts per CPU-second from 4 up (measured on Backlog.md chunks).
+ */
+export const BUNDLED_MAX_RUN_TOKENS = 4 * BUNDLED_MAX_TOKENS;
 export const BUNDLED_DIMS = 512;
 
 // The packages' own typings point at @tensorflow/tfjs-core, which is not installed: these are the parts used.
@@ -156,6 +163,23 @@ export async function createBundledEmbedder(): Promise<Embedder> {
     const encodings = texts.map((t) =>
       use.tokenizer.encode(cutLongText(t, maxChars)).slice(0, BUNDLED_MAX_TOKENS),
     );
+    const rows: Float32Array[] = [];
+    for (let from = 0; from < encodings.length;) {
+      // The model pads every text to the longest of the run: count x longest is what it holds.
+      let to = from + 1;
+      let longest = encodings[from].length;
+      while (
+        to < encodings.length &&
+        (to + 1 - from) * Math.max(longest, encodings[to].length) <= BUNDLED_MAX_RUN_TOKENS
+      )
+        longest = Math.max(longest, encodings[to++].length);
+      rows.push(...(await runEncoded(encodings.slice(from, to))));
+      from = to;
+    }
+    return rows;
+  };
+
+  const runEncoded = async (encodings: number[][]): Promise<Float32Array[]> => {
     let total = 0;
     for (const e of encodings) total += e.length;
     const indices = new Int32Array(total * 2);
@@ -177,7 +201,8 @@ export async function createBundledEmbedder(): Promise<Embedder> {
         const data = (await tensor.data()) as Float32Array;
         const dims = tensor.shape[tensor.shape.length - 1];
         const rows: Float32Array[] = [];
-        for (let i = 0; i < texts.length; i++) rows.push(l2normalize(data.slice(i * dims, (i + 1) * dims)));
+        for (let i = 0; i < encodings.length; i++)
+          rows.push(l2normalize(data.slice(i * dims, (i + 1) * dims)));
         return rows;
       } finally {
         tensor.dispose();
