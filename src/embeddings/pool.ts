@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { resolveEmbedder } from './resolve.js';
 import type {
   Embedder,
@@ -19,7 +19,18 @@ export interface WorkerInit {
   options: Omit<EmbedderOptions, 'loaders'>;
 }
 export type WorkerRequest =
-  { type: 'embed'; job: number; texts: string[]; kind: EmbedKind } | { type: 'close' };
+  { type: 'embed'; job: number; texts: string[]; kind: EmbedKind } | { type: 'memory' } | { type: 'close' };
+
+/** One worker's own memory, in bytes (its V8 heap, and the model's WebAssembly heap when known). */
+export interface WorkerMemory {
+  heapUsed: number;
+  heapTotal: number;
+  /** Memory outside the V8 heap that V8 knows of (ArrayBuffers, WebAssembly memories). */
+  external: number;
+  arrayBuffers: number;
+  /** The bundled model's WebAssembly heap (TF.js WASM backend); absent for other providers. */
+  wasm?: number;
+}
 export type WorkerReply =
   | {
       type: 'ready';
@@ -30,6 +41,7 @@ export type WorkerReply =
       warnings: string[];
     }
   | { type: 'result'; job: number; data: Float32Array }
+  | { type: 'memory'; memory: WorkerMemory }
   | { type: 'error'; job: number; message: string };
 
 export interface PoolOptions extends EmbedderOptions {
@@ -50,7 +62,16 @@ export interface PoolOptions extends EmbedderOptions {
   startTimeoutMs?: number;
   /** A worker that takes longer than this on one batch is stopped and replaced; the batch is retried once. Default 120 s. */
   batchTimeoutMs?: number;
+  /** V8 heap limits of each worker. Default {@link DEFAULT_WORKER_LIMITS}. */
+  resourceLimits?: ResourceLimits;
 }
+
+/**
+ * A worker's default V8 limits: a young generation of 8 MB instead of V8's default (up to 3 x 16 MB),
+ * which a worker fills with short-lived garbage (tokens, tensors' bookkeeping) and then keeps resident:
+ * about 20 MB less per bundled worker after queries, for a few per cent of embedding speed.
+ */
+export const DEFAULT_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
 export interface EmbedAllOptions {
   kind?: EmbedKind;
@@ -80,6 +101,7 @@ interface Slot {
   current: Batch | null;
   run(batch: Batch): void;
   stop(): Promise<void>;
+  memory?(): Promise<WorkerMemory | undefined>;
 }
 
 interface SlotEvents {
@@ -108,20 +130,22 @@ function tsxApiUrl(): string {
 }
 
 /** Starts worker.js next to this file (compiled), or worker.ts through tsx when running from TypeScript source. */
-function spawnWorker(init: WorkerInit): Worker {
+function spawnWorker(init: WorkerInit, resourceLimits: ResourceLimits | undefined): Worker {
   const here = import.meta.url;
+  const options = { workerData: init, resourceLimits: resourceLimits ?? DEFAULT_WORKER_LIMITS };
   if (/\.[cm]?ts$/.test(new URL(here).pathname)) {
     const worker = new URL('./worker.ts', here).href;
     const code = `import(${JSON.stringify(tsxApiUrl())}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); })`;
-    return new Worker(code, { eval: true, workerData: init });
+    return new Worker(code, { eval: true, ...options });
   }
-  return new Worker(new URL('./worker.js', here), { workerData: init });
+  return new Worker(new URL('./worker.js', here), options);
 }
 
 class ThreadSlot implements Slot {
   current: Batch | null = null;
   private stopping = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly memoryReplies: ((m: WorkerMemory | undefined) => void)[] = [];
 
   constructor(
     readonly worker: Worker,
@@ -130,6 +154,11 @@ class ThreadSlot implements Slot {
     private readonly batchTimeoutMs: number,
   ) {
     worker.on('message', (msg: WorkerReply) => {
+      if (msg.type === 'memory') {
+        this.memoryReplies.shift()?.(msg.memory);
+        if (this.memoryReplies.length === 0 && !this.current) this.worker.unref();
+        return;
+      }
       const batch = this.current;
       if (msg.type === 'ready' || !batch) return;
       clearTimeout(this.timer);
@@ -144,6 +173,7 @@ class ThreadSlot implements Slot {
     });
     const die = (err: Error) => {
       clearTimeout(this.timer);
+      for (const reply of this.memoryReplies.splice(0)) reply(undefined);
       if (this.stopping) return;
       this.stopping = true;
       this.events.died(this, err);
@@ -160,6 +190,16 @@ class ThreadSlot implements Slot {
     this.timer.unref();
     const msg: WorkerRequest = { type: 'embed', job: 0, texts: batch.texts, kind: batch.kind };
     this.worker.postMessage(msg);
+  }
+
+  /** The worker's own memory, or undefined when it has exited. */
+  memory(): Promise<WorkerMemory | undefined> {
+    if (this.stopping) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.memoryReplies.push(resolve);
+      this.worker.ref();
+      this.worker.postMessage({ type: 'memory' } satisfies WorkerRequest);
+    });
   }
 
   async stop(): Promise<void> {
@@ -199,11 +239,15 @@ class InlineSlot implements Slot {
 }
 
 /** Starts one worker and waits until its model is loaded (or it fails, or the time is up). */
-function startThread(init: WorkerInit, timeoutMs: number): Promise<{ worker: Worker; ready: Ready }> {
+function startThread(
+  init: WorkerInit,
+  timeoutMs: number,
+  limits?: ResourceLimits,
+): Promise<{ worker: Worker; ready: Ready }> {
   return new Promise((resolve, reject) => {
     let worker: Worker;
     try {
-      worker = spawnWorker(init);
+      worker = spawnWorker(init, limits);
     } catch (err) {
       reject(err instanceof Error ? err : new Error(String(err)));
       return;
@@ -259,13 +303,18 @@ export class EmbeddingPool implements Embedder {
   private closed = false;
   private restarts = 0;
   private spawning = 0;
+  /** Workers the pool keeps: a worker that dies is replaced up to this count (see `resize`). */
+  private target = 0;
+  /** Slots leaving after their current batch (`resize` down while they were busy). */
+  private readonly retiring = new Set<Slot>();
   private readonly slotEvents: SlotEvents = {
-    finished: (_slot, batch, result) => {
+    finished: (slot, batch, result) => {
       if (result instanceof Error) this.settle(batch, (b) => b.reject(result));
       else {
         this.embedded += result.length;
         this.settle(batch, (b) => b.resolve(result));
       }
+      if (this.retiring.has(slot)) this.retire(slot);
       this.dispatch();
     },
     died: (slot, err) => this.onDeath(slot, err),
@@ -306,6 +355,7 @@ export class EmbeddingPool implements Embedder {
         options,
       );
       pool.slots.push(new InlineSlot(e, pool.slotEvents));
+      pool.target = 1;
       return { embedder: pool, provider: resolved.provider, warnings: resolved.warnings };
     }
 
@@ -316,7 +366,7 @@ export class EmbeddingPool implements Embedder {
     const timeout = options.startTimeoutMs ?? 120_000;
     const started = await Promise.all(
       Array.from({ length: count }, () =>
-        startThread(init, timeout).catch((err: unknown) => new Error(message(err))),
+        startThread(init, timeout, options.resourceLimits).catch((err: unknown) => new Error(message(err))),
       ),
     );
     const warnings = new Set<string>();
@@ -343,6 +393,7 @@ export class EmbeddingPool implements Embedder {
         void s.worker.terminate();
       } else pool.addThread(s.worker);
     }
+    pool.target = pool.slots.length;
     return { embedder: pool, provider: canonical.provider, warnings: [...warnings] };
   }
 
@@ -359,6 +410,57 @@ export class EmbeddingPool implements Embedder {
       embeddedTexts: this.embedded,
       queryCache: { size: this.queryCache.size, hits: this.hits, misses: this.misses },
     };
+  }
+
+  /** Each worker's own memory (heap, WebAssembly); empty for the in-thread mode. For diagnostics and benchmarks. */
+  async workerMemory(): Promise<WorkerMemory[]> {
+    const all = await Promise.all(this.slots.map((s) => s.memory?.()));
+    return all.filter((m): m is WorkerMemory => m !== undefined);
+  }
+
+  /**
+   * Grows or shrinks the pool to `count` workers (at least 1). Growing starts the new workers and resolves
+   * once they are loaded (a worker that fails to start is left out: the pool keeps what it has). Shrinking
+   * stops idle workers at once and busy ones after their current batch; the workers kept are the oldest, so
+   * no model is loaded again. In-thread pools (`workers: 0`) stay as they are.
+   *
+   * Used for the initial embedding of a large backlog: one worker is enough for queries and edits, every
+   * core helps while thousands of chunks wait. Starting and stopping whole pools instead would load the
+   * model once more and leave the freed memory of every stopped worker behind in the process.
+   */
+  async resize(count: number): Promise<void> {
+    if (this.closed || this.slots.some((s) => s instanceof InlineSlot)) return;
+    const want = Math.max(1, Math.floor(count));
+    this.target = want;
+    const active = this.slots.filter((s) => !this.retiring.has(s));
+    if (active.length > want) {
+      for (const slot of active.slice(want).reverse()) {
+        if (slot.current) this.retiring.add(slot);
+        else this.retire(slot);
+      }
+      return;
+    }
+    // Busy slots asked to leave before can stay after all.
+    for (const slot of [...this.retiring].slice(0, want - active.length)) this.retiring.delete(slot);
+    const missing = want - this.slots.length + this.retiring.size - this.spawning;
+    if (missing <= 0) return;
+    this.spawning += missing;
+    const timeout = this.options.startTimeoutMs ?? 120_000;
+    await Promise.all(
+      Array.from({ length: missing }, () =>
+        startThread(this.init, timeout, this.options.resourceLimits).then(
+          ({ worker, ready }) => {
+            this.spawning--;
+            const live = this.slots.length - this.retiring.size;
+            if (this.closed || ready.id !== this.id || live >= this.target) void worker.terminate();
+            else this.addThread(worker);
+          },
+          () => {
+            this.spawning--;
+          },
+        ),
+      ),
+    );
   }
 
   /** Embeds texts; a single query goes through {@link embedQuery} (priority, cache). */
@@ -486,6 +588,7 @@ export class EmbeddingPool implements Embedder {
     const err = new Error('embedding pool is closed');
     for (const b of [...this.urgent.splice(0), ...this.queue.splice(0)]) this.settle(b, (x) => x.reject(err));
     const slots = this.slots.splice(0);
+    this.retiring.clear();
     for (const slot of slots) if (slot.current) this.settle(slot.current, (x) => x.reject(err));
     await Promise.all(slots.map((s) => s.stop().catch(() => undefined)));
   }
@@ -495,6 +598,14 @@ export class EmbeddingPool implements Embedder {
       new ThreadSlot(worker, this.dims, this.slotEvents, this.options.batchTimeoutMs ?? 120_000),
     );
     this.dispatch();
+  }
+
+  /** Removes an idle slot from the pool and stops its worker. */
+  private retire(slot: Slot): void {
+    this.retiring.delete(slot);
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+    void slot.stop().catch(() => undefined);
   }
 
   private next(): Batch | undefined {
@@ -510,7 +621,7 @@ export class EmbeddingPool implements Embedder {
   private dispatch(): void {
     if (this.closed) return;
     for (const slot of this.slots) {
-      if (slot.current) continue;
+      if (slot.current || this.retiring.has(slot)) continue;
       const batch = this.next();
       if (!batch) return;
       slot.run(batch);
@@ -527,6 +638,7 @@ export class EmbeddingPool implements Embedder {
   private onDeath(slot: Slot, err: Error): void {
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
+    const leaving = this.retiring.delete(slot);
     const batch = slot.current;
     slot.current = null;
     if (batch && !batch.settled) {
@@ -535,7 +647,8 @@ export class EmbeddingPool implements Embedder {
       else this.settle(batch, (b) => b.reject(new Error(`embedding failed twice, last: ${err.message}`)));
     }
     if (this.closed) return;
-    this.respawn();
+    if (!leaving && this.slots.length - this.retiring.size + this.spawning < this.target) this.respawn();
+    else this.failIfNoWorkers();
     this.dispatch();
   }
 
@@ -547,7 +660,7 @@ export class EmbeddingPool implements Embedder {
     }
     this.restarts++;
     this.spawning++;
-    startThread(this.init, this.options.startTimeoutMs ?? 120_000).then(
+    startThread(this.init, this.options.startTimeoutMs ?? 120_000, this.options.resourceLimits).then(
       ({ worker, ready }) => {
         this.spawning--;
         if (this.closed || ready.id !== this.id) {

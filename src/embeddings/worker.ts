@@ -21,7 +21,29 @@ reply({
   warnings,
 });
 
+/** The bundled model's WebAssembly heap (TF.js keeps it in its WASM backend), or undefined. */
+async function wasmBytes(): Promise<number | undefined> {
+  if (provider !== 'bundled') return undefined;
+  try {
+    const core = (await import('@energetic-ai/core')) as unknown as {
+      backend(): { wasm?: { HEAPU8?: Uint8Array } };
+    };
+    return core.backend().wasm?.HEAPU8?.buffer.byteLength;
+  } catch {
+    return undefined;
+  }
+}
+
 port.on('message', async (msg: WorkerRequest) => {
+  if (msg.type === 'memory') {
+    const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+    const wasm = await wasmBytes();
+    reply({
+      type: 'memory',
+      memory: { heapUsed, heapTotal, external, arrayBuffers, ...(wasm ? { wasm } : {}) },
+    });
+    return;
+  }
   if (msg.type === 'close') {
     await embedder?.close?.().catch(() => undefined);
     port.close();

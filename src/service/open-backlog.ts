@@ -24,6 +24,12 @@ export interface OpenBacklogOptions {
   embeddings?: EmbeddingProvider;
   /** When to embed what the embedding cache lacks: `background` (default), `wait`, `never` (see SemanticOptions). */
   embedMissing?: EmbedMissing;
+  /**
+   * Worker threads for the initial embedding of a backlog whose chunks are mostly not cached (default
+   * min(2, cores)); one stays afterwards for queries and edits. Each bundled-model worker holds about
+   * 150 MB while it runs: 1 keeps the peak memory lower, at about twice the build time.
+   */
+  embeddingWorkers?: number;
   /** Model, local folder and remote use of the `transformers` provider. */
   transformers?: TransformersOptions;
   /** Fusion weights and multipliers of hybrid search (see docs/search.md). */
@@ -72,6 +78,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       embedMissing: options.embedMissing ?? 'background',
       transformers: options.transformers,
       onProgress: options.onEmbedProgress,
+      ...(options.embeddingWorkers !== undefined ? { workers: options.embeddingWorkers } : {}),
     },
   });
   if (!options.watch) {

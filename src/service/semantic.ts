@@ -15,6 +15,7 @@ import {
   type ResolvedProvider,
   type TransformersOptions,
 } from '../embeddings/index.js';
+import type { WorkerMemory } from '../embeddings/pool.js';
 import type { BacklogItem } from '../storage/types.js';
 import type { Scored } from '../search/fusion.js';
 
@@ -144,37 +145,24 @@ export class SemanticSearch {
         this.options.onProgress?.(done, total);
       },
     };
-    if (missing > 200 && many > 1) {
-      // Many chunks to embed: every core while it lasts, then one worker for queries and edits (each
-      // bundled worker holds ~150 MB). The second index fills from the cache without embedding.
-      await this.pool.close();
-      const builder = (
-        await EmbeddingPool.start({
-          provider: this.status.provider,
-          workers: many,
-          transformers: this.options.transformers,
-        })
-      ).embedder;
-      if (!builder) throw new Error('embedding workers did not start');
-      await new SemanticIndex({ embedder: builder, cache: this.cache ?? undefined }).upsert(docs, progress);
-      await builder.close();
-      const single = (
-        await EmbeddingPool.start({
-          provider: this.status.provider,
-          workers: 1,
-          transformers: this.options.transformers,
-        })
-      ).embedder;
-      if (!single) throw new Error('embedding worker did not start');
-      this.pool = single;
-      this.index = new SemanticIndex({ embedder: single, cache: this.cache ?? undefined });
+    // Many chunks to embed: every core while it lasts (the same pool grows, so the model is not loaded
+    // again), then one worker for queries and edits (each bundled worker holds ~150 MB).
+    // The upsert starts on the first worker while the others load.
+    const grow = missing > 200 && many > 1;
+    const growing = grow ? this.pool.resize(many) : undefined;
+    try {
+      await this.enqueue(() => this.index!.upsert(docs, progress));
+    } finally {
+      await growing;
+      if (grow) await this.pool?.resize(1);
     }
-    await this.enqueue(() => this.index!.upsert(docs, progress));
     for (const [id, item] of this.pending) {
       if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)]));
       else this.index.remove(id);
     }
     this.pending.clear();
+    // Growth by doubling left up to half the matrix unused; edits from now on add few chunks.
+    this.index.index.compact(Math.ceil(this.index.index.chunkCount / 16));
     this.status.state = this.closed ? 'off' : 'ready';
     this.scheduleSave(0);
   }
@@ -213,6 +201,18 @@ export class SemanticSearch {
     }
     void this.enqueue(async () => this.index!.remove(id));
     this.scheduleSave();
+  }
+
+  /**
+   * Where the semantic side's memory is, for diagnostics and benchmarks: each embedding worker's own heap
+   * and WebAssembly memory, and the bytes of the vector index and of the embedding cache's vectors.
+   */
+  async memory(): Promise<{ workers: WorkerMemory[]; vectorIndexBytes: number; cacheBytes: number }> {
+    return {
+      workers: (await this.pool?.workerMemory()) ?? [],
+      vectorIndexBytes: this.index?.index.memoryBytes ?? 0,
+      cacheBytes: this.cache?.memoryBytes ?? 0,
+    };
   }
 
   /** Whether the model can embed this query (English-only models skip queries in other scripts). */

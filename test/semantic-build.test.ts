@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closeBacklog, openBacklog, type BacklogService } from '../src/index.js';
+import type { SemanticSearch } from '../src/service/semantic.js';
+
+/** More chunks than the service embeds with one worker (200), each a short task. */
+const COUNT = 240;
+const topics = ['login', 'billing', 'search', 'backup', 'editor', 'export', 'sync', 'email'];
+
+let base: string;
+let service: BacklogService;
+const semantic = () => (service as unknown as { semantic: SemanticSearch }).semantic;
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'backlog-semantic-build-'));
+  await mkdir(join(base, 'tasks'), { recursive: true });
+  for (let i = 1; i <= COUNT; i++) {
+    const id = `TASK-${String(i).padStart(4, '0')}`;
+    const topic = topics[i % topics.length];
+    await writeFile(
+      join(base, 'tasks', `${id}.md`),
+      `---\nid: ${id}\ntitle: ${topic} issue ${i}\ntype: task\nstatus: open\n---\nThe ${topic} part fails in case ${i}.\n`,
+    );
+  }
+  service = await openBacklog({
+    dir: base,
+    cacheDir: join(base, '.cache'),
+    embeddings: 'bundled',
+    embedMissing: 'wait',
+    embeddingWorkers: 2,
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await closeBacklog(service);
+  await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
+describe('the initial embedding of a large backlog', () => {
+  it('embeds every chunk, then keeps one worker and a compacted vector index', async () => {
+    expect(service.semanticStatus()).toMatchObject({
+      provider: 'bundled',
+      state: 'ready',
+      done: COUNT,
+      total: COUNT,
+    });
+    const memory = await semantic().memory();
+    expect(memory.workers).toHaveLength(1);
+    // COUNT rows of 512 floats and a sixteenth to spare (in 64 KB WebAssembly pages), not the room for
+    // 1024 rows a VectorIndex starts with.
+    expect(memory.vectorIndexBytes).toBeLessThan(COUNT * 1.1 * 512 * 4 + 65536);
+    // The cache holds int8 vectors in memory: about a quarter of Float32.
+    expect(memory.cacheBytes).toBeLessThan(COUNT * 512 * 2);
+  });
+
+  it('answers hybrid queries and takes edits with the one worker left', async () => {
+    const res = await service.searchUnified('payments and invoices', { mode: 'semantic', limit: 5 });
+    expect(res.search_mode).toBe('semantic');
+    expect(res.results.length).toBe(5);
+    await writeFile(
+      join(base, 'tasks', 'TASK-0001.md'),
+      `---\nid: TASK-0001\ntitle: refund flow\ntype: task\nstatus: open\n---\nCustomers want their money back.\n`,
+    );
+    await service.applyFile('tasks/TASK-0001.md');
+    await semantic().flush(); // the re-embedding runs behind applyFile
+    const after = await service.searchUnified('give customers their money back', { mode: 'semantic' });
+    expect(after.results.map((r) => r.id)).toContain('TASK-0001');
+  });
+});
