@@ -1,11 +1,16 @@
 /**
  * Hybrid search on the Backlog.md folder, for `npm run bench` (bench/perf.ts): start-up from cold and
  * warm caches, time to first result, the embedding build, query latency per mode next to the query
- * embedding's own latency, process memory and the size of `.cache/`. The folder is read in place; its
- * derived data goes to this project's `.cache/bench/` (never into ../shared).
+ * embedding's own latency, memory and the size of `.cache/`. The folder is read in place; its derived
+ * data goes to this project's `.cache/bench/` (never into ../shared).
+ *
+ * Start-up and memory come from bench/rss.ts, run as a process of its own (compiled JavaScript, plain
+ * node): the service's own RSS, not this bench process's with everything measured before it.
  */
-import { readdir, rm, stat } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { EmbeddingPool } from '../src/embeddings/index.js';
 import { percentile } from '../src/eval/metrics.js';
@@ -16,6 +21,39 @@ const ms = (times: number[]) => ({
   p95: round(percentile(times, 95), 2),
   p99: round(percentile(times, 99), 2),
 });
+
+const RSS_SCRIPT = fileURLToPath(new URL('./rss.ts', import.meta.url));
+
+interface RssPhase {
+  chunks: number;
+  semantic_state: string;
+  first_result_ms: number;
+  semantic_ready_ms: number;
+  rss_mb: { before: number; peak: number; after_build: number; after_queries: number; idle: number };
+  peak_during: string;
+  detail: {
+    after_queries: {
+      main_heap_total_mb: number;
+      workers?: { heap_total_mb: number; wasm_mb?: number }[];
+      vector_index_mb?: number;
+      embedding_cache_mb?: number;
+    };
+  };
+}
+
+/** Cold then warm start of the service in processes of their own (bench/rss.ts), with their memory. */
+function measureStartAndMemory(backlogDir: string, cacheDir: string, queries: string[]) {
+  const out = execFileSync(
+    process.execPath,
+    [
+      ...['--import', 'tsx', RSS_SCRIPT, '--phase', 'both', '--dir', backlogDir, '--cache', cacheDir],
+      ...['--queries', '-', '--limit', '100', '--idle-ms', '30000'],
+    ],
+    { input: JSON.stringify(queries), stdio: ['pipe', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 },
+  );
+  const lines = out.toString().trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as { cold: RssPhase; warm: RssPhase };
+}
 
 async function folderBytes(dir: string, skipHidden: boolean): Promise<number> {
   let total = 0;
@@ -33,41 +71,20 @@ export async function measureHybrid(
   queries: string[],
   log: (s: string) => void,
 ) {
-  await rm(cacheDir, { recursive: true, force: true });
-  const rssBefore = process.memoryUsage().rss;
+  // Cold (nothing cached: lexical answers at once, embeddings follow in the background), then warm,
+  // each in a process of its own. The cold run leaves the cache the rest of this section uses.
+  log('hybrid: cold and warm start, memory (bench/rss.ts; the cold run embeds every chunk, minutes) ...');
+  const { cold, warm } = measureStartAndMemory(backlogDir, cacheDir, queries);
+  if (cold.semantic_state !== 'ready' || warm.semantic_state !== 'ready')
+    throw new Error(`semantic index not ready (cold ${cold.semantic_state}, warm ${warm.semantic_state})`);
 
-  // Cold: nothing cached. Lexical answers as soon as openBacklog resolves; embeddings follow.
-  log('hybrid: cold start (embedding every chunk, a few minutes with the bundled model) ...');
-  let t = performance.now();
-  let service = await openBacklog({
+  const service = await openBacklog({
     dir: backlogDir,
     cacheDir,
     embeddings: 'bundled',
     embedMissing: 'background',
   });
-  await service.searchUnified(queries[0], { limit: 10 });
-  const coldFirstResult = performance.now() - t;
-  let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   await service.semanticReady();
-  const coldSemanticReady = performance.now() - t;
-  const status = service.semanticStatus();
-  await closeBacklog(service);
-  clearInterval(sampler);
-
-  // Warm: everything cached.
-  log('hybrid: warm start ...');
-  t = performance.now();
-  service = await openBacklog({
-    dir: backlogDir,
-    cacheDir,
-    embeddings: 'bundled',
-    embedMissing: 'background',
-  });
-  await service.searchUnified(queries[0], { limit: 10 });
-  const warmFirstResult = performance.now() - t;
-  await service.semanticReady();
-  const warmSemanticReady = performance.now() - t;
 
   log('hybrid: query latency ...');
   const timed = async (mode: 'bm25' | 'hybrid' | 'semantic', qs: string[]) => {
@@ -84,7 +101,6 @@ export async function measureHybrid(
   // Fresh queries: each pays its embedding. Then the same queries again: the embedding is cached.
   const hybridFresh = await timed('hybrid', queries);
   const hybridRepeat = await timed('hybrid', queries);
-  const rssSteady = process.memoryUsage().rss;
   await closeBacklog(service);
 
   // The query embedding alone, on one worker, for queries it has not seen.
@@ -100,27 +116,35 @@ export async function measureHybrid(
 
   const corpus = await folderBytes(backlogDir, true);
   const cache = await folderBytes(cacheDir, false);
+  const worker = warm.detail.after_queries.workers?.[0];
   const result = {
-    items: status.total,
-    chunks: status.total,
-    cold_first_result_ms: round(coldFirstResult, 0),
-    cold_semantic_ready_s: round(coldSemanticReady / 1000, 1),
-    warm_first_result_ms: round(warmFirstResult, 0),
-    warm_semantic_ready_ms: round(warmSemanticReady, 0),
+    chunks: cold.chunks,
+    cold_first_result_ms: cold.first_result_ms,
+    cold_semantic_ready_s: round(cold.semantic_ready_ms / 1000, 1),
+    warm_first_result_ms: warm.first_result_ms,
+    warm_semantic_ready_ms: warm.semantic_ready_ms,
     bm25,
     hybrid_fresh: hybridFresh,
     hybrid_repeat: hybridRepeat,
     query_embedding: embed,
+    // RSS of the service's own process (bench/rss.ts): cold = embedding every chunk (2 workers, then 1),
+    // warm = everything cached; after the build, after 2 x 100 hybrid queries, and 30 s later (idle).
     rss_mb: {
-      before: round(rssBefore / 2 ** 20, 0),
-      peak_while_embedding: round(peakRss / 2 ** 20, 0),
-      steady: round(rssSteady / 2 ** 20, 0),
+      cold: cold.rss_mb,
+      warm: warm.rss_mb,
+      where_warm: {
+        main_heap: warm.detail.after_queries.main_heap_total_mb,
+        worker_heap: worker?.heap_total_mb,
+        worker_wasm: worker?.wasm_mb,
+        vector_index: warm.detail.after_queries.vector_index_mb,
+        embedding_cache: warm.detail.after_queries.embedding_cache_mb,
+      },
     },
     cache_mb: round(cache / 2 ** 20, 2),
     corpus_mb: round(corpus / 2 ** 20, 2),
   };
   const md = [
-    `## Hybrid on the Backlog.md folder (bundled model, ${status.total} chunks)`,
+    `## Hybrid on the Backlog.md folder (bundled model, ${cold.chunks} chunks)`,
     '',
     '| measure | value | target |',
     '|---|---|---|',
@@ -132,7 +156,8 @@ export async function measureHybrid(
     `| query embedding alone p50 / p95 (bundled, 1 worker) | ${embed.p50} / ${embed.p95} ms | (reported) |`,
     `| hybrid query, new query, p50 / p95 | ${hybridFresh.p50} / ${hybridFresh.p95} ms | p95 ≤ embedding p95 + 5 = ${round(embed.p95 + 5, 2)} ms |`,
     `| hybrid query, repeated (cached embedding), p50 / p95 | ${hybridRepeat.p50} / ${hybridRepeat.p95} ms | |`,
-    `| RSS of this bench process (it also holds the sections above): before / peak while embedding / steady after | ${result.rss_mb.before} / ${result.rss_mb.peak_while_embedding} / ${result.rss_mb.steady} MB | ≤ 400 MB |`,
+    `| RSS of the service in a process of its own (bench/rss.ts, compiled), cold cache: before opening / peak while embedding (2 workers) / after the build and 100 hybrid queries / 30 s later | ${cold.rss_mb.before} / ${cold.rss_mb.peak} / ${cold.rss_mb.after_queries} / ${cold.rss_mb.idle} MB | ≤ 400 MB |`,
+    `| RSS of the service in a process of its own, warm cache: before opening / peak / after 100 hybrid queries / 30 s later | ${warm.rss_mb.before} / ${warm.rss_mb.peak} / ${warm.rss_mb.after_queries} / ${warm.rss_mb.idle} MB | ≤ 400 MB |`,
     `| \`.cache/\` size vs the corpus text | ${result.cache_mb} MB vs ${result.corpus_mb} MB (${round(cache / corpus, 2)}x) | ≤ 3x |`,
     '',
   ];

@@ -6,20 +6,32 @@
  *
  *   npx tsx bench/rss.ts --phase cold   # empties the cache folder first: embeds every chunk (minutes)
  *   npx tsx bench/rss.ts --phase warm   # everything cached
+ *   npx tsx bench/rss.ts --phase both   # cold, then warm, each in a process of its own: { cold, warm }
+ *
+ * Measured on compiled JavaScript, as the service runs when installed: this script and the sources it
+ * imports are compiled with tsc into a temporary folder and run there by plain `node` (tsx would add its
+ * loader thread and transforms: about 35 MB more on the main thread and 15 MB per worker).
+ * `--source` measures right here under tsx instead.
  *
  * Options: --dir (default ../shared/eval/backlog-md), --cache (default .cache/bench/rss/<folder name>;
  * never inside the backlog folder), --queries FILE (JSON array of strings; `-` reads stdin; default:
- * words from the items' titles), --limit N (queries run, default 100), --sample-ms (default 100).
+ * words from the items' titles), --limit N (queries run, default 100), --sample-ms (default 100),
+ * --workers N (embedding workers for the initial build; default the service's: min(2, cores)),
+ * --idle-ms N (after the queries, wait this long and measure again: what V8 gives back when idle).
  *
  * bench/hybrid-perf.ts spawns this script for the RSS row of docs/performance.md.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import type { SemanticSearch } from '../src/service/semantic.js';
 
+type Phase = 'cold' | 'warm';
+const HERE = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
@@ -29,15 +41,18 @@ const { values: args } = parseArgs({
     queries: { type: 'string' },
     limit: { type: 'string', default: '100' },
     'sample-ms': { type: 'string', default: '100' },
+    source: { type: 'boolean', default: false },
+    workers: { type: 'string' },
+    'idle-ms': { type: 'string', default: '0' },
   },
 });
-if (args.phase !== 'cold' && args.phase !== 'warm') throw new Error('--phase is cold or warm');
+if (!['cold', 'warm', 'both'].includes(args.phase)) throw new Error('--phase is cold, warm or both');
 const dir = resolve(args.dir);
 const cacheDir = resolve(args.cache ?? join(ROOT, '.cache', 'bench', 'rss', basename(dir)));
 const inside = relative(dir, cacheDir);
 if (!inside.startsWith('..') && !inside.startsWith('/'))
   throw new Error(`--cache ${cacheDir} is inside the backlog folder ${dir}; refusing to write there`);
-const log = (s: string) => process.stderr.write(`[rss ${args.phase}] ${s}\n`);
+const log = (s: string) => process.stderr.write(`[rss] ${s}\n`);
 
 const MB = 2 ** 20;
 const mb = (bytes: number) => Math.round(bytes / MB);
@@ -70,101 +85,224 @@ function snapshot() {
   };
 }
 
-const gc = (globalThis as { gc?: () => void }).gc;
-const settle = async (ms = 500) => {
-  gc?.();
-  await new Promise((r) => setTimeout(r, ms));
-};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function queriesFrom(service: Awaited<ReturnType<typeof openBacklog>>): Promise<string[]> {
-  if (args.queries) {
-    const text = args.queries === '-' ? readFileSync(0, 'utf8') : await readFile(args.queries, 'utf8');
-    return JSON.parse(text) as string[];
-  }
-  // Two or three words of each title: real vocabulary, and each query embeds once.
-  return service
-    .list({ limit: 1000 })
-    .results.map((r) =>
-      r.title
-        .split(/\s+/)
-        .slice(0, 2 + (r.title.length % 2))
-        .join(' '),
-    )
-    .filter((q) => q.trim().length > 0);
-}
+/** One phase, measured in this process. */
+async function measure(phase: Phase) {
+  const { closeBacklog, openBacklog } = await import('../src/service/open-backlog.js');
+  type Service = Awaited<ReturnType<typeof openBacklog>>;
 
-if (args.phase === 'cold') await rm(cacheDir, { recursive: true, force: true });
-await settle();
-const before = snapshot();
-let peak = before.rss_mb;
-let peakAt = 'before';
-let stage = 'opening';
-const sampler = setInterval(
-  () => {
-    const rss = mb(process.memoryUsage.rss());
-    if (rss > peak) {
-      peak = rss;
-      peakAt = stage;
+  /** The semantic side's own account: each worker's heap and WASM memory, the vector index, the cache. */
+  const semanticMemory = async (service: Service) => {
+    const semantic = (service as unknown as { semantic: Partial<SemanticSearch> }).semantic;
+    if (!semantic.memory) return {}; // an older service (comparisons against earlier commits)
+    const m = await semantic.memory();
+    return {
+      workers: m.workers.map((w) => ({
+        heap_used_mb: mb(w.heapUsed),
+        heap_total_mb: mb(w.heapTotal),
+        external_mb: mb(w.external),
+        ...(w.wasm ? { wasm_mb: mb(w.wasm) } : {}),
+      })),
+      vector_index_mb: Number((m.vectorIndexBytes / MB).toFixed(1)),
+      embedding_cache_mb: Number((m.cacheBytes / MB).toFixed(1)),
+    };
+  };
+
+  const queriesFrom = async (service: Service): Promise<string[]> => {
+    if (args.queries) {
+      const text = args.queries === '-' ? readFileSync(0, 'utf8') : await readFile(args.queries, 'utf8');
+      return JSON.parse(text) as string[];
     }
-  },
-  Math.max(10, Number(args['sample-ms'])),
-);
+    // Two or three words of each title: real vocabulary, and each query embeds once.
+    return service
+      .list({ limit: 1000 })
+      .results.map((r) =>
+        r.title
+          .split(/\s+/)
+          .slice(0, 2 + (r.title.length % 2))
+          .join(' '),
+      )
+      .filter((q) => q.trim().length > 0);
+  };
 
-log(`opening ${dir} (cache ${cacheDir})`);
-const t0 = performance.now();
-const service = await openBacklog({ dir, cacheDir, embeddings: 'bundled', embedMissing: 'background' });
-const queries = (await queriesFrom(service)).slice(0, Math.max(1, Number(args.limit)));
-await service.searchUnified(queries[0], { limit: 10 });
-const firstResultMs = performance.now() - t0;
-stage = 'building';
-const opened = snapshot();
-log(`first result after ${Math.round(firstResultMs)} ms; waiting for the semantic index`);
-await service.semanticReady();
-const readyMs = performance.now() - t0;
-const status = service.semanticStatus();
-const items = service.list({ limit: 1 }).total;
-const justReady = snapshot();
-log(`semantic ${status.state} after ${(readyMs / 1000).toFixed(1)} s (${status.total} chunks)`);
-stage = 'after build';
-await settle(2000);
-const afterBuild = snapshot();
+  if (phase === 'cold') await rm(cacheDir, { recursive: true, force: true });
+  await sleep(500);
+  const before = snapshot();
+  let peak = before.rss_mb;
+  let peakAt = 'before';
+  let peakDone: number | undefined;
+  const started = performance.now();
+  let peakMs = 0;
+  let stage = 'opening';
+  let service: Service | undefined = undefined;
+  // Halfway through the embedding (cold): where the memory is while every worker runs.
+  let midBuild: Promise<Record<string, unknown>> | undefined;
+  const sampler = setInterval(
+    () => {
+      const rss = mb(process.memoryUsage.rss());
+      const status = service?.semanticStatus();
+      if (rss > peak) {
+        peak = rss;
+        peakAt = stage;
+        peakMs = performance.now() - started;
+        peakDone = status?.state === 'indexing' ? status.done : undefined;
+      }
+      if (service && !midBuild && status?.state === 'indexing' && status.done >= status.total / 2) {
+        const s = service;
+        midBuild = semanticMemory(s).then((m) => ({ ...snapshot(), ...m, done: status.done }));
+      }
+    },
+    Math.max(10, Number(args['sample-ms'])),
+  );
 
-stage = 'queries';
-log(`${queries.length} hybrid queries, then the same again`);
-const times: number[] = [];
-for (const round of [0, 1]) {
-  for (const q of queries) {
-    const s = performance.now();
-    await service.searchUnified(q, { limit: 10, mode: 'hybrid' });
-    if (round === 0) times.push(performance.now() - s);
+  log(`${phase}: opening ${dir} (cache ${cacheDir})`);
+  const t0 = performance.now();
+  service = await openBacklog({
+    dir,
+    cacheDir,
+    embeddings: 'bundled',
+    embedMissing: 'background',
+    ...(args.workers ? { embeddingWorkers: Number(args.workers) } : {}),
+  });
+  const queries = (await queriesFrom(service)).slice(0, Math.max(1, Number(args.limit)));
+  await service.searchUnified(queries[0], { limit: 10 });
+  const firstResultMs = performance.now() - t0;
+  stage = 'building';
+  const opened = snapshot();
+  log(`${phase}: first result after ${Math.round(firstResultMs)} ms; waiting for the semantic index`);
+  await service.semanticReady();
+  const readyMs = performance.now() - t0;
+  const status = service.semanticStatus();
+  const items = service.list({ limit: 1 }).total;
+  log(`${phase}: semantic ${status.state} after ${(readyMs / 1000).toFixed(1)} s (${status.total} chunks)`);
+  stage = 'after build';
+  await sleep(2000);
+  const afterBuild = { ...snapshot(), ...(await semanticMemory(service)) };
+
+  stage = 'queries';
+  log(`${phase}: ${queries.length} hybrid queries, then the same again`);
+  const times: number[] = [];
+  for (const round of [0, 1]) {
+    for (const q of queries) {
+      const s = performance.now();
+      await service.searchUnified(q, { limit: 10, mode: 'hybrid' });
+      if (round === 0) times.push(performance.now() - s);
+    }
+  }
+  stage = 'after queries';
+  await sleep(1000);
+  const afterQueries = { ...snapshot(), ...(await semanticMemory(service)) };
+  const idleMs = Number(args['idle-ms']);
+  let idle: typeof afterQueries | undefined;
+  if (idleMs > 0) {
+    stage = 'idle';
+    log(`${phase}: idle for ${idleMs} ms`);
+    await sleep(idleMs);
+    idle = { ...snapshot(), ...(await semanticMemory(service)) };
+  }
+  clearInterval(sampler);
+  await closeBacklog(service);
+
+  times.sort((a, b) => a - b);
+  return {
+    phase,
+    node: process.version,
+    compiled: !HERE.endsWith('.ts'),
+    items,
+    chunks: status.total,
+    semantic_state: status.state,
+    warnings: status.warnings,
+    queries: queries.length,
+    first_result_ms: Math.round(firstResultMs),
+    semantic_ready_ms: Math.round(readyMs),
+    hybrid_fresh_p50_ms: Number(times[Math.floor(times.length / 2)].toFixed(2)),
+    rss_mb: {
+      before: before.rss_mb,
+      peak,
+      after_build: afterBuild.rss_mb,
+      after_queries: afterQueries.rss_mb,
+      ...(idle ? { idle: idle.rss_mb } : {}),
+    },
+    peak_during: peakAt,
+    peak_after_ms: Math.round(peakMs),
+    ...(peakDone !== undefined ? { peak_at_chunks_done: peakDone } : {}),
+    detail: {
+      before,
+      opened,
+      ...(midBuild ? { mid_build: await midBuild } : {}),
+      after_build: afterBuild,
+      after_queries: afterQueries,
+      ...(idle ? { idle } : {}),
+    },
+  };
+}
+
+/** Compiles this script (and the worker, which nothing imports statically) into a temporary folder. */
+async function compile(): Promise<string> {
+  const out = await mkdtemp(join(tmpdir(), 'bs-rss-'));
+  await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
+  await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      join(ROOT, 'bench', 'rss.ts'),
+      join(ROOT, 'src', 'embeddings', 'worker.ts'),
+      ...['--outDir', out, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+      ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop'],
+      ...['--resolveJsonModule', '--types', 'node'],
+    ],
+    { cwd: ROOT, stdio: ['ignore', 2, 2] }, // tsc reports on stdout: keep it for the JSON
+  );
+  return join(out, 'bench', 'rss.js');
+}
+
+/** Runs one phase in a new process (the compiled script, or this one under tsx) and returns its JSON. */
+function runPhase(script: string, phase: Phase, queries: string | undefined) {
+  const argv = [
+    ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+    script,
+    ...['--phase', phase, '--dir', dir, '--cache', cacheDir, '--limit', args.limit],
+    ...['--sample-ms', args['sample-ms'], '--source'],
+    ...(args.workers ? ['--workers', args.workers] : []),
+    ...['--idle-ms', args['idle-ms']],
+    ...(queries !== undefined ? ['--queries', '-'] : []),
+  ];
+  const child = spawnSync(process.execPath, argv, {
+    cwd: ROOT,
+    input: queries ?? '',
+    stdio: ['pipe', 'pipe', 'inherit'],
+    maxBuffer: 64 * MB,
+  });
+  if (child.status !== 0) throw new Error(`rss ${phase} exited with ${child.status ?? child.signal}`);
+  const lines = child.stdout.toString().trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as Awaited<ReturnType<typeof measure>>;
+}
+
+if (args.source && args.phase !== 'both') {
+  // The measuring process itself.
+  process.stdout.write(`${JSON.stringify(await measure(args.phase as Phase))}\n`);
+} else {
+  const queries =
+    args.queries === undefined
+      ? undefined
+      : args.queries === '-'
+        ? readFileSync(0, 'utf8')
+        : await readFile(args.queries, 'utf8');
+  let script = HERE;
+  let compiledTo: string | undefined;
+  if (!args.source && HERE.endsWith('.ts')) {
+    log('compiling (tsc) to measure the JavaScript the package ships ...');
+    script = await compile();
+    compiledTo = resolve(script, '..', '..');
+  }
+  try {
+    const phases: Phase[] = args.phase === 'both' ? ['cold', 'warm'] : [args.phase as Phase];
+    const results = phases.map((p) => runPhase(script, p, queries));
+    const out = args.phase === 'both' ? { cold: results[0], warm: results[1] } : results[0];
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    if (compiledTo) await rm(compiledTo, { recursive: true, force: true });
   }
 }
-stage = 'after queries';
-await settle(1000);
-const afterQueries = snapshot();
-clearInterval(sampler);
-await closeBacklog(service);
-
-times.sort((a, b) => a - b);
-const result = {
-  phase: args.phase,
-  node: process.version,
-  gc_exposed: gc !== undefined,
-  items,
-  chunks: status.total,
-  semantic_state: status.state,
-  warnings: status.warnings,
-  queries: queries.length,
-  first_result_ms: Math.round(firstResultMs),
-  semantic_ready_ms: Math.round(readyMs),
-  hybrid_fresh_p50_ms: Number(times[Math.floor(times.length / 2)].toFixed(2)),
-  rss_mb: {
-    before: before.rss_mb,
-    peak,
-    after_build: afterBuild.rss_mb,
-    after_queries: afterQueries.rss_mb,
-  },
-  peak_during: peakAt,
-  detail: { before, opened, just_ready: justReady, after_build: afterBuild, after_queries: afterQueries },
-};
-process.stdout.write(`${JSON.stringify(result)}\n`);
