@@ -172,7 +172,9 @@ export class SemanticSearch {
     const hashes = docs.flatMap((d) =>
       chunkText(d.title, d.body, this.index!.chunkOptions).map((c) => hashText(c.text)),
     );
-    return this.cache.get(hashes).missing.length;
+    // has(), not get(): an i8 cache would dequantize every vector just to count the missing ones.
+    const cache = this.cache;
+    return hashes.filter((h) => !cache.has(h)).length;
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
