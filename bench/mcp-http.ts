@@ -21,7 +21,7 @@ const flag = (name: string) => {
 };
 const dir = resolve(
   args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ??
-    join(ROOT, '..', 'shared', 'eval', 'backlog-md'),
+    join(resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')), 'backlog-md'),
 );
 const REQUESTS = Number(flag('--requests') ?? 200);
 const WARMUP = 50;
