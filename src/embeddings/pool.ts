@@ -19,7 +19,9 @@ export interface WorkerInit {
   options: Omit<EmbedderOptions, 'loaders'>;
 }
 export type WorkerRequest =
-  { type: 'embed'; job: number; texts: string[]; kind: EmbedKind } | { type: 'memory' } | { type: 'close' };
+  | { type: 'embed'; job: number; texts: string[]; kind: EmbedKind }
+  | { type: 'memory'; collect?: boolean }
+  | { type: 'close' };
 
 /** One worker's own memory, in bytes (its V8 heap, and the model's WebAssembly heap when known). */
 export interface WorkerMemory {
@@ -101,7 +103,7 @@ interface Slot {
   current: Batch | null;
   run(batch: Batch): void;
   stop(): Promise<void>;
-  memory?(): Promise<WorkerMemory | undefined>;
+  memory?(collect: boolean): Promise<WorkerMemory | undefined>;
 }
 
 interface SlotEvents {
@@ -192,13 +194,13 @@ class ThreadSlot implements Slot {
     this.worker.postMessage(msg);
   }
 
-  /** The worker's own memory, or undefined when it has exited. */
-  memory(): Promise<WorkerMemory | undefined> {
+  /** The worker's own memory (after a full garbage collection with `collect`), or undefined when it has exited. */
+  memory(collect: boolean): Promise<WorkerMemory | undefined> {
     if (this.stopping) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.memoryReplies.push(resolve);
       this.worker.ref();
-      this.worker.postMessage({ type: 'memory' } satisfies WorkerRequest);
+      this.worker.postMessage({ type: 'memory', collect } satisfies WorkerRequest);
     });
   }
 
@@ -412,9 +414,13 @@ export class EmbeddingPool implements Embedder {
     };
   }
 
-  /** Each worker's own memory (heap, WebAssembly); empty for the in-thread mode. For diagnostics and benchmarks. */
-  async workerMemory(): Promise<WorkerMemory[]> {
-    const all = await Promise.all(this.slots.map((s) => s.memory?.()));
+  /**
+   * Each worker's own memory (heap, WebAssembly); empty for the in-thread mode. With `collect`, each worker
+   * first runs a full garbage collection (the service does after its initial embedding: the old generation
+   * of a worker that embedded thousands of chunks holds 30-40 MB of garbage V8 may leave for long).
+   */
+  async workerMemory(options: { collect?: boolean } = {}): Promise<WorkerMemory[]> {
+    const all = await Promise.all(this.slots.map((s) => s.memory?.(options.collect ?? false)));
     return all.filter((m): m is WorkerMemory => m !== undefined);
   }
 

@@ -165,6 +165,9 @@ export class SemanticSearch {
     this.index.index.compact(Math.ceil(this.index.index.chunkCount / 16));
     this.status.state = this.closed ? 'off' : 'ready';
     this.scheduleSave(0);
+    // The worker that embedded holds its batches' garbage; collecting it now (off this thread, ~50 ms)
+    // gives back about 30 MB that V8 may otherwise keep while the worker idles.
+    if (missing > 0) void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
   }
 
   private missingChunks(docs: Doc[]): number {
