@@ -241,20 +241,25 @@ async function measure(phase: Phase) {
 /** Compiles this script (and the worker, which nothing imports statically) into a temporary folder. */
 async function compile(): Promise<string> {
   const out = await mkdtemp(join(tmpdir(), 'bs-rss-'));
-  await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
-  await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-  execFileSync(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      join(ROOT, 'bench', 'rss.ts'),
-      join(ROOT, 'src', 'embeddings', 'worker.ts'),
-      ...['--outDir', out, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext'],
-      ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop'],
-      ...['--resolveJsonModule', '--types', 'node'],
-    ],
-    { cwd: ROOT, stdio: ['ignore', 2, 2] }, // tsc reports on stdout: keep it for the JSON
-  );
+  try {
+    await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
+    await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
+    execFileSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+        join(ROOT, 'bench', 'rss.ts'),
+        join(ROOT, 'src', 'embeddings', 'worker.ts'),
+        ...['--outDir', out, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+        ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop'],
+        ...['--resolveJsonModule', '--types', 'node'],
+      ],
+      { cwd: ROOT, stdio: ['ignore', 2, 2] }, // tsc reports on stdout: keep it for the JSON
+    );
+  } catch (err) {
+    await rm(out, { recursive: true, force: true });
+    throw err;
+  }
   return join(out, 'bench', 'rss.js');
 }
 
