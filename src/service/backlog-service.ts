@@ -73,6 +73,11 @@ interface RankedHit extends SearchHit {
   match: SearchResult['match'];
 }
 
+/** A document only vector search found: its cosine is its score. */
+function semanticHit(v: Scored): RankedHit {
+  return { id: v.id, score: v.score, matched_fields: [], lexical: null, vector: v.score, match: 'semantic' };
+}
+
 /** Fewer lexical matches than this: the rest of the page is filled from vector search (when it is ready). */
 const FALLBACK_BELOW = 3;
 /** Candidates each retriever gives hybrid fusion. */
@@ -643,14 +648,7 @@ export class BacklogService {
         const vector = await this.semantic.search(positive, opts.limit, this.allowedIds(request.filters));
         for (const v of vector) {
           if (seen.has(v.id) || ranked.length >= opts.limit) continue;
-          ranked.push({
-            id: v.id,
-            score: v.score,
-            matched_fields: [],
-            lexical: null,
-            vector: v.score,
-            match: 'semantic',
-          });
+          ranked.push(semanticHit(v));
           total++;
         }
       }
@@ -727,14 +725,7 @@ export class BacklogService {
     vector: Scored[],
   ): RankedHit[] {
     if (mode === 'semantic') {
-      return vector.map((v) => ({
-        id: v.id,
-        score: v.score,
-        matched_fields: [],
-        lexical: null,
-        vector: v.score,
-        match: 'semantic',
-      }));
+      return vector.map(semanticHit);
     }
     const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
     const routed = this.index.resolveId(text);
