@@ -10,7 +10,8 @@ const run = promisify(execFile);
 let base: string;
 
 beforeAll(async () => {
-  // Compiled output beside a link to the project's node_modules, as in a published dist/.
+  // Compiled output (src/embeddings and what it imports) beside a link to the project's node_modules,
+  // as in a published dist/.
   base = await mkdtemp(join(tmpdir(), 'bs-emb-dist-'));
   await symlink(join(ROOT, 'node_modules'), join(base, 'node_modules'), 'dir');
   await writeFile(join(base, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -20,7 +21,8 @@ beforeAll(async () => {
     [
       join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
       ...sources.map((f) => join(ROOT, 'src', 'embeddings', f)),
-      ...['--outDir', join(base, 'dist'), '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+      ...['--rootDir', join(ROOT, 'src'), '--outDir', join(base, 'dist')],
+      ...['--module', 'nodenext', '--moduleResolution', 'nodenext'],
       ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop', '--types', 'node'],
     ],
     { cwd: ROOT },
@@ -35,7 +37,7 @@ test('from compiled JavaScript the pool starts worker.js (no tsx) and embeds', a
   const script = join(base, 'run.mjs');
   await writeFile(
     script,
-    `import { EmbeddingPool } from './dist/pool.js';
+    `import { EmbeddingPool } from './dist/embeddings/pool.js';
 const { embedder, provider, warnings } = await EmbeddingPool.start({ provider: 'bundled', workers: 1 });
 const [v] = await embedder.embedAll(['compiled worker']);
 await embedder.close();

@@ -1,3 +1,5 @@
+import { TopK } from '../search/top-k.js';
+
 export interface VectorHit {
   docId: string;
   /** Cosine of the query and the document's best chunk (dot product of unit vectors), in [-1, 1]. */
@@ -335,10 +337,10 @@ export class VectorIndex {
     }
 
     const minScore = options.minScore ?? -Infinity;
-    const heap = new TopK(k);
+    const heap = new TopK<Entry>(k, below);
     for (let s = 0; s < slots; s++) {
       if (allowed[s] === 0 || best[s] === -Infinity || best[s] < minScore) continue;
-      heap.offer(best[s], s, this.slotIds[s] as string);
+      heap.offer({ score: best[s], slot: s, id: this.slotIds[s] as string });
     }
     return heap.sorted().map(({ score, slot }) => ({
       docId: this.slotIds[slot] as string,
@@ -389,42 +391,4 @@ interface Entry {
 /** `a` ranks below `b`: lower score, or equal score and a later id. */
 function below(a: Entry, b: Entry): boolean {
   return a.score < b.score || (a.score === b.score && a.id > b.id);
-}
-
-/** Keeps the k best entries in a min-heap (the worst kept entry on top): O(n log k). */
-class TopK {
-  private readonly heap: Entry[] = [];
-  constructor(private readonly k: number) {}
-
-  offer(score: number, slot: number, id: string): void {
-    const h = this.heap;
-    const e = { score, slot, id };
-    if (h.length < this.k) {
-      h.push(e);
-      let i = h.length - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (!below(h[i], h[p])) break;
-        [h[i], h[p]] = [h[p], h[i]];
-        i = p;
-      }
-    } else if (below(h[0], e)) {
-      h[0] = e;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && below(h[l], h[m])) m = l;
-        if (r < h.length && below(h[r], h[m])) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m], h[i]];
-        i = m;
-      }
-    }
-  }
-
-  sorted(): Entry[] {
-    return [...this.heap].sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0));
-  }
 }

@@ -13,6 +13,7 @@ import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
+import { TopK } from './top-k.js';
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
@@ -115,37 +116,12 @@ function fieldBits(fields: TextField[]): number {
  * orders them), with a bounded min-heap: O(n log k) instead of sorting every match.
  */
 export function topKIndices(scores: number[], docs: number[], k: number): number[] {
-  // `worse(a, b)`: a ranks below b.
-  const worse = (a: number, b: number) =>
-    scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
-  const heap: number[] = [];
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && worse(heap[l], heap[m])) m = l;
-      if (r < heap.length && worse(heap[r], heap[m])) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
-      i = m;
-    }
-  };
-  for (let i = 0; i < scores.length; i++) {
-    if (heap.length < k) {
-      heap.push(i);
-      for (let c = heap.length - 1; c > 0;) {
-        const p = (c - 1) >> 1;
-        if (!worse(heap[c], heap[p])) break;
-        [heap[c], heap[p]] = [heap[p], heap[c]];
-        c = p;
-      }
-    } else if (k > 0 && worse(heap[0], i)) {
-      heap[0] = i;
-      down(0);
-    }
-  }
-  return heap.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+  const top = new TopK<number>(
+    k,
+    (a, b) => scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]),
+  );
+  for (let i = 0; i < scores.length; i++) top.offer(i);
+  return top.sorted();
 }
 
 /**
