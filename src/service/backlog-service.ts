@@ -655,11 +655,17 @@ export class BacklogService {
     } else {
       const depth = Math.max(HYBRID_CANDIDATES, opts.offset + opts.limit);
       const allowed = this.allowedIds(request.filters);
-      let vector = await this.semantic.search(positive, depth, allowed);
-      const lexical =
-        mode === 'hybrid'
-          ? this.index.search({ ...request, sort: 'relevant', limit: depth, offset: 0 })
-          : { hits: [], total: 0 };
+      // The query is embedded in a worker thread: search the words while it runs.
+      const nearest = this.semantic.search(positive, depth, allowed);
+      let lexical: { hits: SearchHit[]; total: number } = { hits: [], total: 0 };
+      try {
+        if (mode === 'hybrid')
+          lexical = this.index.search({ ...request, sort: 'relevant', limit: depth, offset: 0 });
+      } catch (err) {
+        nearest.catch(() => undefined);
+        throw err;
+      }
+      let vector = await nearest;
       // A boolean question (raw syntax, or every word required) is answered by the words; meaning
       // only re-ranks those answers, it does not add documents the query excludes.
       if (mode === 'hybrid' && (opts.match_mode === 'raw' || opts.conjunctive)) {
