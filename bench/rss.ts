@@ -16,7 +16,8 @@
  * Options: --dir (default ../shared/eval/backlog-md), --cache (default .cache/bench/rss/<folder name>;
  * never inside the backlog folder), --queries FILE (JSON array of strings; `-` reads stdin; default:
  * words from the items' titles), --limit N (queries run, default 100), --sample-ms (default 100),
- * --workers N (embedding workers for the initial build; default the service's: min(2, cores)),
+ * --workers N (embedding workers for the initial build; default the service's: the cores, at most 2, that
+ * its memory budget leaves room for), --memory-budget MB (the service's budget, default 400),
  * --idle-ms N (after the queries, wait this long and measure again: what V8 gives back when idle).
  *
  * bench/hybrid-perf.ts spawns this script for the RSS row of docs/performance.md.
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     'sample-ms': { type: 'string', default: '100' },
     source: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    'memory-budget': { type: 'string' },
     'idle-ms': { type: 'string', default: '0' },
   },
 });
@@ -164,6 +166,7 @@ async function measure(phase: Phase) {
     embeddings: 'bundled',
     embedMissing: 'background',
     ...(args.workers ? { embeddingWorkers: Number(args.workers) } : {}),
+    ...(args['memory-budget'] ? { memoryBudgetMb: Number(args['memory-budget']) } : {}),
   });
   const queries = (await queriesFrom(service)).slice(0, Math.max(1, Number(args.limit)));
   await service.searchUnified(queries[0], { limit: 10 });
@@ -212,6 +215,8 @@ async function measure(phase: Phase) {
     items,
     chunks: status.total,
     semantic_state: status.state,
+    build_workers: status.buildWorkers,
+    build_note: status.buildNote,
     warnings: status.warnings,
     queries: queries.length,
     first_result_ms: Math.round(firstResultMs),
@@ -271,6 +276,7 @@ function runPhase(script: string, phase: Phase, queries: string | undefined) {
     ...['--phase', phase, '--dir', dir, '--cache', cacheDir, '--limit', args.limit],
     ...['--sample-ms', args['sample-ms'], '--source'],
     ...(args.workers ? ['--workers', args.workers] : []),
+    ...(args['memory-budget'] ? ['--memory-budget', args['memory-budget']] : []),
     ...['--idle-ms', args['idle-ms']],
     ...(queries !== undefined ? ['--queries', '-'] : []),
   ];

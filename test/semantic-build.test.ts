@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { closeBacklog, openBacklog, type BacklogService } from '../src/index.js';
-import type { SemanticSearch } from '../src/service/semantic.js';
+import { workersWithin, type SemanticSearch } from '../src/service/semantic.js';
 
 /** More chunks than the service embeds with one worker (200), each a short task. */
 const COUNT = 240;
@@ -45,6 +46,7 @@ describe('the initial embedding of a large backlog', () => {
       state: 'ready',
       done: COUNT,
       total: COUNT,
+      buildWorkers: 2,
     });
     const memory = await semantic().memory();
     expect(memory.workers).toHaveLength(1);
@@ -67,5 +69,44 @@ describe('the initial embedding of a large backlog', () => {
     await semantic().flush(); // the re-embedding runs behind applyFile
     const after = await service.searchUnified('give customers their money back', { mode: 'semantic' });
     expect(after.results.map((r) => r.id)).toContain('TASK-0001');
+  });
+});
+
+describe('the memory budget of the initial embedding', () => {
+  it('projects the peak: the first worker grows, each further one costs more than a loaded worker', () => {
+    // 200 MB with the first worker (100 MB) loaded: 1 worker peaks at 300, 2 at 460.
+    expect(workersWithin(459, 200, 100, 2)).toBe(1);
+    expect(workersWithin(460, 200, 100, 2)).toBe(2);
+    expect(workersWithin(10_000, 200, 100, 1)).toBe(1);
+    expect(workersWithin(10_000, 200, 100, 4)).toBe(4);
+    expect(workersWithin(1, 200, 100, 2)).toBe(1);
+  });
+
+  it('embeds on one worker when a second would not fit, and says why', async () => {
+    const budgeted = await openBacklog({
+      dir: base,
+      cacheDir: join(base, '.cache-budget'),
+      embeddings: 'bundled',
+      embedMissing: 'wait',
+      memoryBudgetMb: 1,
+    });
+    try {
+      const status = budgeted.semanticStatus();
+      expect(status).toMatchObject({ state: 'ready', done: COUNT, buildWorkers: 1 });
+      // With one core there is no second to decline, and no note.
+      if (availableParallelism() > 1)
+        expect(status.buildNote).toMatch(
+          /embedding on 1 of \d cores: with 2 .* peak at about \d+ MB, over the memory budget of 1 MB/,
+        );
+    } finally {
+      await closeBacklog(budgeted);
+    }
+  }, 180_000);
+
+  it('rejects a budget that is not a number of megabytes', async () => {
+    await expect(openBacklog({ dir: base, cacheDir: false, memoryBudgetMb: -5 })).rejects.toMatchObject({
+      code: 'INVALID_FILTER',
+      details: { field: 'memoryBudgetMb' },
+    });
   });
 });

@@ -68,6 +68,7 @@ export function formatDiagnostics(d: ReturnType<BacklogService['diagnostics']>):
       .map(([k, v]) => `${v} ${k}`)
       .join(', ')}), search mode ${d.search_mode}, ${embed}`,
     ...e.warnings.map((w) => `warning: ${w}`),
+    ...(e.buildNote ? [`note: ${e.buildNote}`] : []),
   ];
   if (d.files.length === 0) lines.push('No problems found.');
   const byCode = new Map<string, number>();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
@@ -14,6 +14,14 @@ import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from
 interface GlobalOptions {
   dir?: string;
   embeddings?: string;
+  memoryBudget?: number;
+}
+
+function megabytes(value: string): number {
+  const mb = Number(value);
+  if (!Number.isFinite(mb) || mb <= 0)
+    throw new InvalidArgumentError('Give a positive number of MB, e.g. 800.');
+  return mb;
 }
 
 /** `--dir`, else BACKLOG_DIR, else ./backlog; the demo backlog when none of those exists and none was asked for. */
@@ -39,7 +47,7 @@ const opened: BacklogService[] = [];
 type OpenKind = 'oneshot' | 'index' | 'server';
 
 async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
-  const { dir, embeddings } = cmd.optsWithGlobals<GlobalOptions>();
+  const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
   const bar = kind === 'index' ? createProgress() : undefined;
   const service = await openBacklog({
     dir: await resolveDir(dir),
@@ -49,6 +57,7 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
     rebuild: kind === 'index',
     embeddings: embeddings as OpenBacklogOptions['embeddings'],
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
+    ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
   bar?.stop();
   if (kind !== 'server') opened.push(service);
@@ -96,6 +105,12 @@ export function buildProgram(): Command {
         '-e, --embeddings <provider>',
         'embedding provider for hybrid search (default: $BACKLOG_EMBEDDINGS, else auto)',
       ).choices(['auto', 'transformers', 'bundled', 'none']),
+    )
+    .addOption(
+      new Option(
+        '--memory-budget <MB>',
+        'RSS the first embedding of a large backlog plans to stay under; a second core is used only if it fits (default: $BACKLOG_MEMORY_MB, else 400)',
+      ).argParser(megabytes),
     )
     .showHelpAfterError();
 
@@ -170,6 +185,7 @@ export function buildProgram(): Command {
           .map(([k, v]) => `${v} ${k}`)
           .join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`,
       );
+      if (d.embeddings.buildNote) process.stderr.write(`note: ${d.embeddings.buildNote}\n`);
     });
 
   program

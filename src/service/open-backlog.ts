@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { BacklogError } from '../errors.js';
+import { BacklogError, errors } from '../errors.js';
 import type { SearchSettings } from '../search/orama-search-service.js';
 import { BacklogService } from './backlog-service.js';
 import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
@@ -25,11 +25,17 @@ export interface OpenBacklogOptions {
   /** When to embed what the embedding cache lacks: `background` (default), `wait`, `never` (see SemanticOptions). */
   embedMissing?: EmbedMissing;
   /**
-   * Worker threads for the initial embedding of a backlog whose chunks are mostly not cached (default
-   * min(2, cores)); one stays afterwards for queries and edits. Each bundled-model worker holds about
-   * 150 MB while it runs: 1 keeps the peak memory lower, at about twice the build time.
+   * Worker threads for the initial embedding of a backlog whose chunks are mostly not cached (default:
+   * the cores, at most 2, that `memoryBudgetMb` has room for); one stays afterwards for queries and
+   * edits. A bundled-model worker adds about 160 MB at its peak; a second one makes the build ~1.8x faster.
    */
   embeddingWorkers?: number;
+  /**
+   * RSS in MB the service plans to stay under when it picks the workers of a large initial embedding
+   * (default `BACKLOG_MEMORY_MB`, else 400): a second bundled-model worker is used only if the projected
+   * peak fits. Ignored when `embeddingWorkers` is given.
+   */
+  memoryBudgetMb?: number;
   /** Model, local folder and remote use of the `transformers` provider. */
   transformers?: TransformersOptions;
   /** Fusion weights and multipliers of hybrid search (see docs/search.md). */
@@ -79,6 +85,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       transformers: options.transformers,
       onProgress: options.onEmbedProgress,
       ...(options.embeddingWorkers !== undefined ? { workers: options.embeddingWorkers } : {}),
+      memoryBudgetMb: memoryBudget(options.memoryBudgetMb),
     },
   });
   if (!options.watch) {
@@ -116,4 +123,18 @@ export async function closeBacklog(service: BacklogService): Promise<void> {
   watchers.delete(service);
   await watcher?.close();
   await service.close();
+}
+
+/** The memory budget asked for (option, else `BACKLOG_MEMORY_MB`), checked; undefined for the default. */
+function memoryBudget(option: number | undefined): number | undefined {
+  const raw = option ?? process.env.BACKLOG_MEMORY_MB;
+  if (raw === undefined || raw === '') return undefined;
+  const mb = Number(raw);
+  if (!Number.isFinite(mb) || mb <= 0)
+    throw errors.invalidFilter(
+      option !== undefined ? 'memoryBudgetMb' : 'BACKLOG_MEMORY_MB',
+      `"${raw}" is not a number of megabytes`,
+      'Give a positive number of MB, e.g. 800, or leave it unset for the default of 400.',
+    );
+  return mb;
 }

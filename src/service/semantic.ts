@@ -34,8 +34,13 @@ export interface SemanticOptions {
    */
   embedMissing: EmbedMissing;
   transformers?: TransformersOptions;
-  /** Workers for the initial embedding (default: every core, at most 2); one stays for queries and edits. */
+  /**
+   * Workers for the initial embedding; one stays for queries and edits. Default: every core (at most 2)
+   * that `memoryBudgetMb` leaves room for.
+   */
   workers?: number;
+  /** RSS (MB) the initial embedding plans to stay under when it picks its workers (default 400). */
+  memoryBudgetMb?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -45,6 +50,9 @@ export interface SemanticStatus {
   /** Chunks embedded (or found in the cache) so far, of `total`. */
   done: number;
   total: number;
+  /** Workers the initial embedding ran on, and why not more (when the memory budget decided). */
+  buildWorkers?: number;
+  buildNote?: string;
   warnings: string[];
 }
 
@@ -60,6 +68,34 @@ export function englishOnlyQuerySupported(query: string): boolean {
   const other = (query.match(/\p{L}/gu) ?? []).length - latin;
   return latin >= other;
 }
+
+export const DEFAULT_MEMORY_BUDGET_MB = 400;
+
+/**
+ * What a large initial embedding adds to the process, in units of what one worker costs once its model is
+ * loaded (L), measured with the bundled model on the Backlog.md folder (bench/rss.ts, docs/embeddings.md):
+ * with L = 101 MB and the service at 233 MB, one worker peaked at 331 MB (+1.0 L: its heaps fill, and the
+ * main thread gathers the vectors) and two at 478-494 MB (+1.5-1.6 L for the second).
+ */
+const FIRST_WORKER_PEAK = 1.0;
+const EXTRA_WORKER_PEAK = 1.6;
+
+/** The projected peak RSS (MB) of an initial embedding on `n` workers (see FIRST_WORKER_PEAK). */
+export function projectedPeakMb(rssMb: number, workerMb: number, n: number): number {
+  return rssMb + workerMb * (FIRST_WORKER_PEAK + (n - 1) * EXTRA_WORKER_PEAK);
+}
+
+/**
+ * How many workers (1 to `max`) the initial embedding can run on and stay within `budgetMb`, from the
+ * process's RSS with its first worker loaded and what loading that worker cost.
+ */
+export function workersWithin(budgetMb: number, rssMb: number, workerMb: number, max: number): number {
+  let n = 1;
+  while (n < max && projectedPeakMb(rssMb, workerMb, n + 1) <= budgetMb) n++;
+  return n;
+}
+
+const MB = 2 ** 20;
 
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
@@ -101,7 +137,7 @@ export class SemanticSearch {
   }
 
   private async run(items: BacklogItem[]): Promise<void> {
-    const many = Math.max(1, Math.min(2, this.options.workers ?? availableParallelism()));
+    const rssBefore = process.memoryUsage.rss();
     const started = await EmbeddingPool.start({
       provider: this.options.provider,
       workers: 1,
@@ -115,6 +151,7 @@ export class SemanticSearch {
     }
     this.pool = started.embedder;
     this.status.provider = started.embedder.provider;
+    const workerMb = Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
     // 11.8 MB, about 5x the text; the issue allows .cache/ 3x); worst cosine error measured 5.8e-4.
     this.cache = this.options.cacheDir
@@ -145,10 +182,12 @@ export class SemanticSearch {
         this.options.onProgress?.(done, total);
       },
     };
-    // Many chunks to embed: every core while it lasts (the same pool grows, so the model is not loaded
-    // again), then one worker for queries and edits (each bundled worker holds ~150 MB).
-    // The upsert starts on the first worker while the others load.
-    const grow = missing > 200 && many > 1;
+    // Many chunks to embed: every core the memory budget allows while it lasts (the same pool grows, so
+    // the model is not loaded again), then one worker for queries and edits. The upsert starts on the
+    // first worker while the others load.
+    const many = missing > 200 ? this.buildWorkers(workerMb) : 1;
+    this.status.buildWorkers = missing > 0 ? many : 0;
+    const grow = many > 1;
     const growing = grow ? this.pool.resize(many) : undefined;
     try {
       await this.enqueue(() => this.index!.upsert(docs, progress));
@@ -168,6 +207,21 @@ export class SemanticSearch {
     // The worker that embedded holds its batches' garbage; collecting it now (off this thread, ~50 ms)
     // gives back about 30 MB that V8 may otherwise keep while the worker idles.
     if (missing > 0) void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
+  }
+
+  /** Workers for a large initial embedding: as asked, else the cores the memory budget has room for. */
+  private buildWorkers(workerMb: number): number {
+    const cores = Math.min(2, availableParallelism());
+    if (this.options.workers !== undefined) return Math.max(1, Math.min(2, this.options.workers));
+    const budget = this.options.memoryBudgetMb ?? DEFAULT_MEMORY_BUDGET_MB;
+    const rss = process.memoryUsage.rss() / MB;
+    const n = workersWithin(budget, rss, workerMb, cores);
+    if (n < cores)
+      this.status.buildNote =
+        `embedding on ${n} of ${cores} cores: with ${n + 1} the build would peak at about ` +
+        `${Math.round(projectedPeakMb(rss, workerMb, n + 1))} MB, over the memory budget of ${budget} MB ` +
+        `(raise it with --memory-budget or BACKLOG_MEMORY_MB for a faster first build)`;
+    return n;
   }
 
   private missingChunks(docs: Doc[]): number {
