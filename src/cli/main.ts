@@ -44,7 +44,7 @@ const opened: BacklogService[] = [];
  * chunk is cached, else bm25 with a warning); `index` rebuilds everything with progress bars; the
  * servers embed in the background while lexical search answers.
  */
-type OpenKind = 'oneshot' | 'index' | 'server';
+type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
 
 async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
   const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
@@ -55,7 +55,8 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
     onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
     watch,
     rebuild: kind === 'index',
-    embeddings: embeddings as OpenBacklogOptions['embeddings'],
+    // get and list never rank by meaning: loading the model would cost them ~0.6 s and ~130 MB.
+    embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
@@ -156,7 +157,7 @@ export function buildProgram(): Command {
     .argument('<ids...>')
     .option('--json', 'print JSON')
     .action(async (ids: string[], o, cmd: Command) => {
-      const service = await open(cmd);
+      const service = await open(cmd, 'lookup');
       const entries = service.get(ids);
       print(o.json, entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries, () =>
         formatGet(entries),
@@ -168,7 +169,7 @@ export function buildProgram(): Command {
     .option('-n, --limit <n>', 'items per page', '50')
     .option('--json', 'print JSON')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd);
+      const service = await open(cmd, 'lookup');
       const res = service.list({ ...filtersFrom(o), limit: o.limit });
       print(o.json, res, () => formatList(res));
     });
