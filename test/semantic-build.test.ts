@@ -96,17 +96,32 @@ describe('the memory budget of the initial embedding', () => {
       // With one core there is no second to decline, and no note.
       if (availableParallelism() > 1)
         expect(status.buildNote).toMatch(
-          /embedding on 1 of \d cores: with 2 .* peak at about \d+ MB, over the memory budget of 1 MB/,
+          /embedding on 1 worker: with 2 the build would peak at about \d+ MB, over the memory budget of 1 MB/,
         );
     } finally {
       await closeBacklog(budgeted);
     }
   }, 180_000);
 
-  it('rejects a budget that is not a number of megabytes', async () => {
-    await expect(openBacklog({ dir: base, cacheDir: false, memoryBudgetMb: -5 })).rejects.toMatchObject({
+  it('rejects a budget that is not a number of megabytes, where it would decide something', async () => {
+    await expect(
+      openBacklog({ dir: base, cacheDir: false, embeddings: 'bundled', memoryBudgetMb: -5 }),
+    ).rejects.toMatchObject({
       code: 'INVALID_FILTER',
       details: { field: 'memoryBudgetMb' },
     });
+    process.env.BACKLOG_MEMORY_MB = 'lots';
+    try {
+      await expect(openBacklog({ dir: base, cacheDir: false, embeddings: 'bundled' })).rejects.toMatchObject({
+        code: 'INVALID_FILTER',
+        details: { field: 'BACKLOG_MEMORY_MB' },
+      });
+      // Without embeddings (get, list) the budget decides nothing and is not read.
+      const lexical = await openBacklog({ dir: base, cacheDir: false, embeddings: 'none' });
+      expect(lexical.list({ limit: 1 }).total).toBe(COUNT);
+      await closeBacklog(lexical);
+    } finally {
+      delete process.env.BACKLOG_MEMORY_MB;
+    }
   });
 });

@@ -25,15 +25,16 @@ export interface OpenBacklogOptions {
   /** When to embed what the embedding cache lacks: `background` (default), `wait`, `never` (see SemanticOptions). */
   embedMissing?: EmbedMissing;
   /**
-   * Worker threads for the initial embedding of a backlog whose chunks are mostly not cached (default:
-   * the cores, at most 2, that `memoryBudgetMb` has room for); one stays afterwards for queries and
-   * edits. A bundled-model worker adds about 160 MB at its peak; a second one makes the build ~1.8x faster.
+   * Worker threads for the initial embedding of a backlog whose chunks are mostly not cached; one stays
+   * afterwards for queries and edits. Default: as many (at most 2) as `memoryBudgetMb` has room for, which
+   * with the bundled model at the default budget is one. A second bundled worker makes the build about
+   * 1.8x faster and adds about 160 MB to its peak.
    */
   embeddingWorkers?: number;
   /**
    * RSS in MB the service plans to stay under when it picks the workers of a large initial embedding
-   * (default `BACKLOG_MEMORY_MB`, else 400): a second bundled-model worker is used only if the projected
-   * peak fits. Ignored when `embeddingWorkers` is given.
+   * (default `BACKLOG_MEMORY_MB`, else 400): a second worker is used only if the projected peak fits
+   * (bundled model: from about 600 MB on the Backlog.md folder). Ignored when `embeddingWorkers` is given.
    */
   memoryBudgetMb?: number;
   /** Model, local folder and remote use of the `transformers` provider. */
@@ -85,7 +86,10 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       transformers: options.transformers,
       onProgress: options.onEmbedProgress,
       ...(options.embeddingWorkers !== undefined ? { workers: options.embeddingWorkers } : {}),
-      memoryBudgetMb: memoryBudget(options.memoryBudgetMb),
+      // Checked only where it decides something.
+      ...(provider !== 'none' && options.embeddingWorkers === undefined
+        ? { memoryBudgetMb: memoryBudget(options.memoryBudgetMb) }
+        : {}),
     },
   });
   if (!options.watch) {

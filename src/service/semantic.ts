@@ -35,8 +35,8 @@ export interface SemanticOptions {
   embedMissing: EmbedMissing;
   transformers?: TransformersOptions;
   /**
-   * Workers for the initial embedding; one stays for queries and edits. Default: every core (at most 2)
-   * that `memoryBudgetMb` leaves room for.
+   * Workers for the initial embedding; one stays for queries and edits. Default: as many (at most 2) as
+   * `memoryBudgetMb` has room for; with the bundled model at the default budget, one.
    */
   workers?: number;
   /** RSS (MB) the initial embedding plans to stay under when it picks its workers (default 400). */
@@ -77,6 +77,7 @@ export const DEFAULT_MEMORY_BUDGET_MB = 400;
  * with L = 101 MB and the service at 233 MB, one worker peaked at 331 MB (+1.0 L: its heaps fill, and the
  * main thread gathers the vectors) and two at 478-494 MB (+1.5-1.6 L for the second).
  */
+// Measured on the bundled model; applied to `transformers` models too until measured there.
 const FIRST_WORKER_PEAK = 1.0;
 const EXTRA_WORKER_PEAK = 1.6;
 
@@ -185,7 +186,7 @@ export class SemanticSearch {
     // Many chunks to embed: every core the memory budget allows while it lasts (the same pool grows, so
     // the model is not loaded again), then one worker for queries and edits. The upsert starts on the
     // first worker while the others load.
-    const many = missing > 200 ? this.buildWorkers(workerMb) : 1;
+    const many = missing > 200 ? await this.buildWorkers(workerMb) : 1;
     this.status.buildWorkers = missing > 0 ? many : 0;
     const grow = many > 1;
     const growing = grow ? this.pool.resize(many) : undefined;
@@ -209,16 +210,25 @@ export class SemanticSearch {
     if (missing > 0) void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
   }
 
-  /** Workers for a large initial embedding: as asked, else the cores the memory budget has room for. */
-  private buildWorkers(workerMb: number): number {
+  /**
+   * Workers for a large initial embedding: as asked, else as many as the memory budget has room for
+   * (with the bundled model at the default budget, one). `loadedMb`: what the process's RSS grew by while
+   * the first worker loaded; the worker's own heaps count instead when larger (the main thread may have
+   * freed memory meanwhile).
+   */
+  private async buildWorkers(loadedMb: number): Promise<number> {
+    const asked = this.options.workers;
+    if (asked !== undefined && Number.isFinite(asked)) return Math.max(1, Math.min(2, Math.floor(asked)));
     const cores = Math.min(2, availableParallelism());
-    if (this.options.workers !== undefined) return Math.max(1, Math.min(2, this.options.workers));
+    if (cores === 1) return 1;
+    const [own] = (await this.pool?.workerMemory().catch(() => [])) ?? [];
+    const workerMb = Math.max(loadedMb, own ? (own.heapTotal + own.external) / MB : 0);
     const budget = this.options.memoryBudgetMb ?? DEFAULT_MEMORY_BUDGET_MB;
     const rss = process.memoryUsage.rss() / MB;
     const n = workersWithin(budget, rss, workerMb, cores);
     if (n < cores)
       this.status.buildNote =
-        `embedding on ${n} of ${cores} cores: with ${n + 1} the build would peak at about ` +
+        `embedding on ${n} worker${n > 1 ? 's' : ''}: with ${n + 1} the build would peak at about ` +
         `${Math.round(projectedPeakMb(rss, workerMb, n + 1))} MB, over the memory budget of ${budget} MB ` +
         `(raise it with --memory-budget or BACKLOG_MEMORY_MB for a faster first build)`;
     return n;
