@@ -134,7 +134,7 @@ const lin = (lexicalWeight: number, extra: Partial<HybridSettings> = {}): Hybrid
   ...extra,
 });
 const BOUND =
-  'upper bound: any fusion monotone in both scores, even with weights chosen per query in hindsight';
+  'upper bound: any fusion strictly increasing in both lists (linear, RRF), even with weights chosen per query in hindsight';
 const variants: [string, HybridSettings | 'bm25' | 'vector' | 'bound' | OramaVariant][] = [
   ['bm25 alone', 'bm25'],
   ['vector alone (bundled USE-lite)', 'vector'],
