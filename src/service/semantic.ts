@@ -75,9 +75,9 @@ export const DEFAULT_MEMORY_BUDGET_MB = 400;
  * What a large initial embedding adds to the process, in units of what one worker costs once its model is
  * loaded (L), measured with the bundled model on the Backlog.md folder (bench/rss.ts, docs/embeddings.md):
  * with L = 101 MB and the service at 233 MB, one worker peaked at 331 MB (+1.0 L: its heaps fill, and the
- * main thread gathers the vectors) and two at 478-494 MB (+1.5-1.6 L for the second).
+ * main thread gathers the vectors) and two at 478-494 MB (+1.5-1.6 L for the second). Applied to
+ * `transformers` models too until measured there.
  */
-// Measured on the bundled model; applied to `transformers` models too until measured there.
 const FIRST_WORKER_PEAK = 1.0;
 const EXTRA_WORKER_PEAK = 1.6;
 
