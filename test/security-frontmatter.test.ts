@@ -42,7 +42,10 @@ describe('front matter runs no code', () => {
   it('the library reports the file and indexes it as plain text', async () => {
     const marker = join(dir, '..', 'PWNED-library');
     await writeFile(join(dir, 'resources', 'planted-js.md'), planted('js', marker, 'quokkaword'));
-    await writeFile(join(dir, 'resources', 'planted-javascript.md'), planted('javascript', marker, 'quokkaword'));
+    await writeFile(
+      join(dir, 'resources', 'planted-javascript.md'),
+      planted('javascript', marker, 'quokkaword'),
+    );
     const service = await openBacklog({ dir, cacheDir: false });
     try {
       expect(await exists(marker)).toBe(false);
@@ -82,7 +85,10 @@ describe('front matter runs no code', () => {
     try {
       const written = await client.callTool({
         name: 'backlog_write_resource',
-        arguments: { path: 'resources/notes/planted.md', content: planted('javascript', marker, 'okapiword') },
+        arguments: {
+          path: 'resources/notes/planted.md',
+          content: planted('javascript', marker, 'okapiword'),
+        },
       });
       expect(written.isError).toBeFalsy();
       // The watcher: a file planted by a pull while the server runs.
@@ -161,5 +167,6 @@ async function waitFor(check: () => Promise<boolean>, ms = 5000): Promise<void> 
 }
 
 afterAll(async () => {
-  for (const name of ['PWNED-library', 'PWNED-cli', 'PWNED-mcp']) await rm(join(dir, '..', name), { force: true });
+  for (const name of ['PWNED-library', 'PWNED-cli', 'PWNED-mcp'])
+    await rm(join(dir, '..', name), { force: true });
 });

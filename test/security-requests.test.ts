@@ -132,7 +132,11 @@ describe('grouping is linear', () => {
       const res = await bigService.searchUnified('commonword', group ? { group_by: 'type' } : {});
       const ms = performance.now() - t;
       expect(res.total).toBe(20_000);
-      if (group) expect(res.groups?.map((g) => [g.key, g.count])).toEqual([['task', 6667], ['resource', 13_333]]);
+      if (group)
+        expect(res.groups?.map((g) => [g.key, g.count])).toEqual([
+          ['task', 6667],
+          ['resource', 13_333],
+        ]);
       return ms;
     };
     for (let i = 0; i < 3; i++) await Promise.all([time(false), time(true)]);

@@ -4,7 +4,7 @@
  * index before the call returns. Only the file being written is ever touched.
  */
 import { summarize } from './summary.js';
-import matter from 'gray-matter';
+import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
 import { lstat, readFile, readdir, realpath, stat, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { z } from 'zod';
@@ -366,28 +366,19 @@ function datesAsText(fm: Record<string, unknown>): Record<string, unknown> {
 
 function serialize(fm: Record<string, unknown>, body: string): string {
   const clean = Object.fromEntries(Object.entries(fm).filter(([, v]) => v !== undefined));
-  // lineWidth -1: js-yaml would otherwise fold long titles over several lines.
-  return matter.stringify({ content: body }, clean, { lineWidth: -1 } as Parameters<
-    typeof matter.stringify
-  >[2]);
+  return stringifyFrontmatter(clean, body);
 }
 
 function readFrontmatter(text: string, path: string): { fm: Record<string, unknown>; body: string } {
-  try {
-    const parsed = matter(text, { excerpt: false });
-    const data =
-      parsed.data && typeof parsed.data === 'object' && !Array.isArray(parsed.data)
-        ? (parsed.data as Record<string, unknown>)
-        : {};
-    return { fm: { ...data }, body: parsed.content };
-  } catch (err) {
+  const parsed = parseFrontmatter(text);
+  if (parsed.error)
     throw new BacklogError(
       'CONFLICT',
-      `${path}: frontmatter is not valid YAML (${(err as Error).message.split('\n')[0]}); the file was not changed`,
+      `${path}: ${parsed.error.message} (${parsed.error.code}); the file was not changed`,
       'Fix the frontmatter by hand (see `backlog-search diagnostics`), then retry.',
       { path },
     );
-  }
+  return { fm: { ...parsed.data }, body: parsed.content };
 }
 
 /** The canonical id of an existing task or epic to use as parent; rejects cycles. */

@@ -1,4 +1,4 @@
-import matter from 'gray-matter';
+import { parseFrontmatter } from './frontmatter.js';
 import { FIELD_ALIASES, ITEM_ID, taskFrontmatterSchema } from './schema.js';
 import type { BacklogItem, Diagnostic, ItemType } from './types.js';
 
@@ -102,12 +102,6 @@ function idFromFileName(path: string): string | null {
   return m ? m[1] : null;
 }
 
-/** Where gray-matter's YAML error points, as a 1-based line of the file (the opening `---` is line 1). */
-function yamlErrorLine(err: unknown): number | null {
-  const mark = (err as { mark?: { line?: number } }).mark;
-  return typeof mark?.line === 'number' ? mark.line + 2 : null;
-}
-
 const KNOWN_FIELDS = new Set([
   'id',
   'title',
@@ -137,21 +131,21 @@ export function parseFile(facts: FileFacts, text: string): ParseResult {
   let fm: Record<string, unknown> = {};
   let body = text;
   if (FRONTMATTER_EXTENSIONS.has(type)) {
-    try {
-      // Passing options bypasses gray-matter's module-level cache, which would keep every file forever.
-      const parsed = matter(text, { excerpt: false });
-      fm = parsed.data && typeof parsed.data === 'object' && !Array.isArray(parsed.data) ? parsed.data : {};
-      body = parsed.content;
-    } catch (err) {
-      // The file stays searchable: its frontmatter is read line by line (`key: value`), nothing else.
-      const reason = (err as { reason?: string }).reason ?? (err as Error).message.split('\n')[0];
+    const parsed = parseFrontmatter(text);
+    fm = parsed.data;
+    body = parsed.content;
+    const error = parsed.error;
+    if (error?.code === 'frontmatter_language_refused') {
+      flag(error.code, error.message, 'error', error.line);
+    } else if (error) {
+      // The file stays searchable: its front matter is read line by line (`key: value`), nothing else.
       flag(
-        'frontmatter_unparseable',
-        `frontmatter is not valid YAML (${reason}); indexed from a line-by-line reading, file left as written`,
+        error.code,
+        `${error.code === 'frontmatter_unparseable' ? 'frontmatter is not valid YAML' : 'frontmatter not read'} (${error.message}); indexed from a line-by-line reading, file left as written`,
         'error',
-        yamlErrorLine(err),
+        error.line,
       );
-      ({ fm, body } = readFrontmatterLines(text));
+      fm = readFrontmatterLines(parsed.block);
     }
   }
 
@@ -204,16 +198,14 @@ export function parseFile(facts: FileFacts, text: string): ParseResult {
   return { item, diagnostics };
 }
 
-/** Fallback for YAML that does not parse: top-level `key: value` lines, quotes removed. */
-function readFrontmatterLines(text: string): { fm: Record<string, unknown>; body: string } {
-  const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
-  if (!m) return { fm: {}, body: text };
-  const fm: Record<string, unknown> = {};
-  for (const line of m[1].split(/\r?\n/)) {
+/** Fallback for front matter that does not parse: its top-level `key: value` lines, quotes removed. */
+function readFrontmatterLines(block: string): Record<string, unknown> {
+  const fm: Record<string, unknown> = Object.create(null);
+  for (const line of block.split(/\r?\n/)) {
     const kv = /^([A-Za-z_][\w-]*):\s*(.*?)\s*$/.exec(line);
     if (kv && kv[2]) fm[kv[1]] = kv[2].replace(/^(["'])(.*)\1$/, '$2');
   }
-  return { fm, body: text.slice(m[0].length) };
+  return { ...fm };
 }
 
 /** Flags each value of a task's frontmatter that is outside our schema. */
