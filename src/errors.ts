@@ -1,6 +1,27 @@
 /** Every failure the library reports carries one of these codes (also used by the MCP and HTTP surfaces). */
 export type ErrorCode =
-  'INVALID_QUERY' | 'INVALID_FILTER' | 'QUERY_SYNTAX' | 'NOT_FOUND' | 'CONFLICT' | 'INTERNAL';
+  | 'INVALID_QUERY'
+  | 'INVALID_FILTER'
+  | 'INVALID_INPUT'
+  | 'QUERY_SYNTAX'
+  | 'INPUT_TOO_LARGE'
+  | 'FORBIDDEN_PATH'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'INTERNAL';
+
+/** Every code, in the order docs/mcp.md lists them. */
+export const ERROR_CODES = [
+  'INVALID_QUERY',
+  'INVALID_FILTER',
+  'INVALID_INPUT',
+  'QUERY_SYNTAX',
+  'INPUT_TOO_LARGE',
+  'FORBIDDEN_PATH',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INTERNAL',
+] as const satisfies readonly ErrorCode[];
 
 /** The one error class the library throws: a machine-readable `code`, a `message` and a `hint`. */
 export class BacklogError extends Error {
@@ -34,6 +55,20 @@ export const errors = {
       'Use an id from search results (TASK-0001, EPIC-0001, mcp://backlog/<path>) or a path relative to the backlog root.',
       { id },
     ),
+  /** A request that asks for more than a budget allows (docs/security.md lists the budgets). */
+  inputTooLarge: (what: string, message: string, hint: string, details: Record<string, unknown> = {}) =>
+    new BacklogError('INPUT_TOO_LARGE', `${what}: ${message}`, hint, { field: what, ...details }),
+  /** A path that leaves the backlog root, or passes through a symbolic link. */
+  forbiddenPath: (path: string, why: string, reason: 'outside' | 'link' | 'not_a_file' = 'outside') =>
+    new BacklogError(
+      'FORBIDDEN_PATH',
+      `path "${path}" ${why}`,
+      'Use a path relative to the backlog root, e.g. resources/notes/meeting.md: no "..", no absolute path, no symbolic link on the way.',
+      { field: 'path', path, reason },
+    ),
+  /** Input that cannot be read at all (a malformed %-escape, a value of the wrong kind). */
+  invalidInput: (field: string, message: string, hint: string) =>
+    new BacklogError('INVALID_INPUT', `${field}: ${message}`, hint, { field }),
   internal: (message: string) =>
     new BacklogError('INTERNAL', message, 'This is a bug; run `backlog-search diagnostics` and report it.'),
 };

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { decode, encode } from '@msgpack/msgpack';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import { cacheVersion, readIndexCache, writeIndexCache } from '../src/service/index-cache.js';
+import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
+import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { tempBacklog } from './helpers.js';
 
 let dir: string;
@@ -99,7 +100,10 @@ describe('persisted index', () => {
   it('a cache in the previous format (positions as nested arrays) is rejected and rebuilt', async () => {
     const cold = await open();
     const settings = new OramaSearchService().settings;
-    const read = await readIndexCache(cacheFile(), cacheVersion({ settings }));
+    const read = await readIndexCache(
+      cacheFile(),
+      serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile),
+    );
     if (!('snapshot' in read)) throw new Error(read.reason);
     // The index as format 2 laid out the BM25F fields: postings with word positions, no format mark.
     const raw = decode(read.snapshot.index) as { index: { bm25f: { fieldNames: string[] } } };
@@ -130,7 +134,10 @@ describe('persisted index', () => {
 
     // The old layout under the current version (restore() given old bytes): refused, not misread.
     expect(() => new OramaSearchService().restore(oldIndex)).toThrow(/field index format 1/);
-    await writeIndexCache(cacheFile(), cacheVersion({ settings }), { ...read.snapshot, index: oldIndex });
+    await writeIndexCache(cacheFile(), serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile), {
+      ...read.snapshot,
+      index: oldIndex,
+    });
     const misversioned = await open();
     expect(misversioned.cacheStatus().used).toBe(false);
     expect(misversioned.diagnostics().files[0].message).toMatch(/field index format 1/);

@@ -520,15 +520,19 @@ export function defineContract(ctx: ContractContext): void {
     expect(ambiguous.hint).toContain('replace_all');
     const over = await call(c, 'backlog_write_resource', { path, mode: 'overwrite', content: 'short' });
     expect(over.data.action).toBe('overwritten');
+    // Outside the root, or in a folder that is not part of the backlog: FORBIDDEN_PATH (#14, #16).
     for (const bad of [
       '../outside.md',
       '/etc/passwd.md',
       'resources/../../x.md',
       '.git/config.md',
       'resources/.hidden/x.md',
-      'tasks/TASK-0999-x.md',
-      'resources/image.png',
     ]) {
+      const e = await expectError(c, 'backlog_write_resource', { path: bad, content: 'x' }, 'FORBIDDEN_PATH');
+      expect(e.field, bad).toBe('path');
+    }
+    // Inside the root but not a resource this tool writes: INVALID_FILTER naming the path.
+    for (const bad of ['tasks/TASK-0999-x.md', 'resources/image.png']) {
       const e = await expectError(c, 'backlog_write_resource', { path: bad, content: 'x' }, 'INVALID_FILTER');
       expect(e.field, bad).toBe('path');
     }

@@ -152,7 +152,7 @@ async function loadInChild(
 ): Promise<{ openMs: number; getMs: number; maxRssMb: number; codes: string[]; title: string | null }> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'open-and-report.ts'), backlogDir, get ?? ''],
+    ['--import', 'tsx', join(ROOT, 'bench', 'open-and-report.ts'), backlogDir, get ?? ''],
     { cwd: ROOT, env: { ...process.env, BACKLOG_EMBEDDINGS: 'none' }, maxBuffer: 16 * 1024 * 1024 },
   );
   return JSON.parse(stdout);

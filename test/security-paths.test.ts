@@ -5,12 +5,19 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpServer } from '../src/mcp/server.js';
-import { readIndexCache, writeIndexCache, cacheVersion, CACHE_FILE } from '../src/service/index-cache.js';
+import {
+  readIndexCache,
+  writeIndexCache,
+  serviceCacheVersion,
+  CACHE_FILE,
+} from '../src/service/index-cache.js';
+import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
@@ -65,7 +72,7 @@ describe('a planted persisted index', () => {
     const first = await openBacklog({ dir });
     await closeBacklog(first);
     const cachePath = join(dir, '.cache', CACHE_FILE);
-    const version = cacheVersion({ settings: new OramaSearchService().settings });
+    const version = serviceCacheVersion(new OramaSearchService().settings, DEFAULT_LIMITS.maxWordsPerFile);
     const read = await readIndexCache(cachePath, version);
     if (!('snapshot' in read)) throw new Error(`no cache: ${read.reason}`);
     const template = read.snapshot.items.find((i) => i.type === 'task')!;
@@ -174,6 +181,39 @@ describe('symbolic links', () => {
     } finally {
       await closeBacklog(service);
       await unlink(join(dir, 'resources', 'linked-dir'));
+    }
+  });
+});
+
+describe('the cache signature', () => {
+  it('a cache signed with another key (or an unkeyed hash) is not used', async () => {
+    const { dir: own, cleanup: done } = await tempBacklog();
+    try {
+      await closeBacklog(await openBacklog({ dir: own }));
+      const cachePath = join(own, '.cache', CACHE_FILE);
+      const bytes = await readFile(cachePath);
+      // The same body, signed by someone else: an attacker who planted it, or another user.
+      const body = bytes.subarray(8 + 32);
+      const forged = Buffer.concat([
+        bytes.subarray(0, 8),
+        createHmac('sha256', randomBytes(32)).update(body).digest(),
+        body,
+      ]);
+      await writeFile(cachePath, forged);
+      const service = await openBacklog({ dir: own });
+      try {
+        expect(service.cacheStatus().used).toBe(false);
+        expect(service.diagnostics().files).toEqual([
+          expect.objectContaining({
+            code: 'cache_rebuilt',
+            message: expect.stringMatching(/not signed by this user/),
+          }),
+        ]);
+      } finally {
+        await closeBacklog(service);
+      }
+    } finally {
+      await done();
     }
   });
 });

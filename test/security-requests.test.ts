@@ -79,7 +79,7 @@ describe('budgets', () => {
   });
 
   it('a simple-mode query over the term budget gets INPUT_TOO_LARGE', async () => {
-    const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(' ');
     await expect(service.searchUnified(words)).rejects.toMatchObject({ code: 'INPUT_TOO_LARGE' });
   });
 

@@ -21,6 +21,7 @@ import type { BacklogChange, BacklogService, ItemSummary } from '../service/back
 import { listOptionsSchema, searchOptionsSchema } from '../service/options.js';
 import { resourceUri } from '../storage/parse.js';
 import type { HttpEnv } from './server.js';
+import { errors } from '../errors.js';
 
 /** Seconds between keep-alive comments on an idle event stream (proxies drop silent connections). */
 const SSE_KEEPALIVE_MS = 25_000;
@@ -42,20 +43,35 @@ function baseType(field: z.ZodType): string {
  * strict schema to reject with a hint.
  */
 export function queryToArgs(query: Record<string, string[]>, schema: z.ZodObject): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  for (const [key, values] of Object.entries(query)) raw[key] = values.length === 1 ? values[0] : values;
+  // Own properties only: a parameter named `__proto__` or `constructor` is just an unknown option.
+  const raw = Object.fromEntries(
+    Object.entries(query).map(([key, values]) => [key, values.length === 1 ? values[0] : values]),
+  );
   const known = Object.keys(schema.shape);
   const args = normalizeArgs(raw, known);
   for (const [key, value] of Object.entries(args)) {
-    const field = schema.shape[key] as z.ZodType | undefined;
-    if (!field || typeof value !== 'string') continue;
-    if (baseType(field) === 'boolean') {
+    if (!Object.hasOwn(schema.shape, key) || typeof value !== 'string') continue;
+    if (baseType(schema.shape[key] as z.ZodType) === 'boolean') {
       const v = value.trim().toLowerCase();
       if (TRUE.has(v)) args[key] = true;
       else if (FALSE.has(v)) args[key] = false;
     }
   }
   return args;
+}
+
+/** The part of the request's path after `prefix`, %-decoded; a malformed escape is INVALID_INPUT (400), not a 500. */
+export function pathAfter(url: string, prefix: string): string {
+  const raw = new URL(url).pathname.slice(prefix.length);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw errors.invalidInput(
+      'path',
+      `"${raw.slice(0, 200)}" is not a valid %-encoded path`,
+      'Encode each segment with encodeURIComponent (a space is %20, "%" itself is %25).',
+    );
+  }
 }
 
 /** One item with its metadata, parent and children (as summaries, so a client can link them). */
@@ -96,10 +112,10 @@ export function mountApi(app: Hono<HttpEnv>, service: BacklogService): () => Pro
     return c.json({ status: 'ok', ...res });
   });
 
-  app.get('/tasks/:id', (c) => c.json(itemResponse(service, c.req.param('id'))));
+  app.get('/tasks/:id', (c) => c.json(itemResponse(service, pathAfter(c.req.url, '/tasks/'))));
 
   app.get('/resources/*', (c) => {
-    const path = decodeURIComponent(c.req.path.slice('/resources/'.length));
+    const path = pathAfter(c.req.url, '/resources/');
     const ref =
       service.resolve(path) !== undefined || service.resolve(`resources/${path}`) === undefined
         ? path

@@ -49,7 +49,7 @@ const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 /** JSON error body of every HTTP failure (the MCP tools use the same `{status, error}` shape). */
 export function httpError(
   c: Context,
-  status: 400 | 403 | 404 | 405 | 409 | 500,
+  status: 400 | 403 | 404 | 405 | 409 | 413 | 500,
   code: string,
   message: string,
   hint: string,
@@ -197,9 +197,13 @@ function mountMcp(app: HttpApp, service: BacklogService, options: HttpAppOptions
 
 const disposers = new WeakMap<HttpApp, () => Promise<void>>();
 
-/** The HTTP status of each error code: 400 for bad input, 404, 409, 500. */
-export function statusOf(code: string): 400 | 404 | 409 | 500 {
+/** The HTTP status of each error code: 400 for bad input, 403, 404, 409, 413, 500. */
+export function statusOf(code: string): 400 | 403 | 404 | 409 | 413 | 500 {
   switch (code) {
+    case 'FORBIDDEN_PATH':
+      return 403;
+    case 'INPUT_TOO_LARGE':
+      return 413;
     case 'NOT_FOUND':
       return 404;
     case 'CONFLICT':

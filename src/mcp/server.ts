@@ -5,10 +5,8 @@
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { BacklogError, isBacklogError, type ErrorCode } from '../errors.js';
+import { BacklogError, ERROR_CODES, errors, isBacklogError } from '../errors.js';
 import type { BacklogService, ItemSummary, SearchResult, WriteResult } from '../service/backlog-service.js';
 import {
   OPTION_ALIASES,
@@ -24,6 +22,7 @@ import {
   writeResourceInputSchema,
 } from '../service/writes.js';
 import { fileType, resourceUri } from '../storage/parse.js';
+import { readInsideRoot } from '../storage/root-path.js';
 import type { BacklogItem } from '../storage/types.js';
 import { VERSION } from '../version.js';
 
@@ -33,14 +32,7 @@ export const SEARCH_CONTENT_CAP = 4000;
 export const GET_CONTENT_DEFAULT = 20_000;
 export const GET_CONTENT_MAX = 200_000;
 
-export const ERROR_CODES = [
-  'INVALID_QUERY',
-  'INVALID_FILTER',
-  'QUERY_SYNTAX',
-  'NOT_FOUND',
-  'CONFLICT',
-  'INTERNAL',
-] as const satisfies readonly ErrorCode[];
+export { ERROR_CODES };
 
 const INSTRUCTIONS = `Search and edit a backlog of markdown tasks, epics and documents.
 Start with backlog_search (words; filters such as status, types, tags, parent_id), then pass result ids to backlog_get for the content, or to backlog_get_metadata for file facts and links. backlog_list browses with filters and no query.
@@ -203,11 +195,12 @@ export function normalizeArgs(
       'arguments must be an object',
       'Pass the options as a JSON object, e.g. {"query": "login"}.',
     );
-  const out: Record<string, unknown> = {};
+  // A Map, then own properties: a key named `__proto__` stays an (unknown) option, never a prototype.
+  const out = new Map<string, unknown>();
   const entries = Object.entries(raw as Record<string, unknown>).filter(
     ([, v]) => !(nullIsUnset && v === null),
   );
-  for (const [key, value] of entries) if (known.includes(key)) out[key] = value;
+  for (const [key, value] of entries) if (known.includes(key)) out.set(key, value);
   for (const [key, value] of entries) {
     if (known.includes(key)) continue;
     const target = Object.hasOwn(aliases, key)
@@ -216,19 +209,19 @@ export function normalizeArgs(
         ? OPTION_ALIASES[key]
         : undefined;
     if (target === undefined || !known.includes(target)) {
-      out[key] = value;
+      out.set(key, value);
       continue;
     }
-    if (Object.hasOwn(out, target))
+    if (out.has(target))
       throw new BacklogError(
         'INVALID_FILTER',
         `"${key}" and "${target}" were both given`,
         `"${key}" is another name for "${target}"; pass only "${target}".`,
         { field: key },
       );
-    out[target] = value;
+    out.set(target, value);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 function parseStrict<S extends z.ZodObject>(schema: S, args: Record<string, unknown>): z.output<S> {
@@ -275,10 +268,14 @@ function cut(text: string, start: number, max: number): string {
   return text.slice(start, end);
 }
 
-function capResult(r: SearchResult): SearchResult & { truncated?: boolean; content_length?: number } {
-  if (r.content === undefined) return r;
-  const content = cut(r.content, 0, SEARCH_CONTENT_CAP);
-  return { ...r, content, content_length: r.content.length, truncated: content.length < r.content.length };
+/** A result with its content cut at SEARCH_CONTENT_CAP (read from the item, so a long body is never copied whole). */
+function withContent(
+  service: BacklogService,
+  r: SearchResult,
+): SearchResult & { truncated?: boolean; content_length?: number } {
+  const body = service.get(r.id).body;
+  const content = cut(body, 0, SEARCH_CONTENT_CAP);
+  return { ...r, content, content_length: body.length, truncated: content.length < body.length };
 }
 
 function itemView(item: BacklogItem, maxChars: number, offset: number): z.infer<typeof itemShape> {
@@ -372,12 +369,14 @@ function tools(service: BacklogService): Record<string, ToolSpec> {
       annotations: READ_ONLY,
       nullIsUnset: true,
       run: async (args) => {
-        const { query, ...options } = args;
-        const res = await service.searchUnified(
-          query as string,
-          options as Parameters<BacklogService['searchUnified']>[1],
-        );
-        const results = res.results.map(capResult);
+        const { query, include_content, ...options } = args;
+        const res = await service.searchUnified(query as string, {
+          ...(options as Parameters<BacklogService['searchUnified']>[1]),
+          // The content is added below, cut per result; a value that is not a boolean is left for the schema to refuse.
+          include_content: typeof include_content === 'boolean' ? false : (include_content as boolean),
+        });
+        const results =
+          include_content === true ? res.results.map((r) => withContent(service, r)) : res.results;
         const start = Number(args.offset ?? 0); // valid: searchUnified accepted it
         const from = results.length ? ` (${start + 1}-${start + results.length})` : '';
         const lines = [
@@ -423,7 +422,23 @@ function tools(service: BacklogService): Record<string, ToolSpec> {
             { field: 'ids' },
           );
         if (input.ids.length === 1) service.get(input.ids[0]); // a single unknown id is an error, not an entry
-        const entries = service.get(input.ids).map((e) =>
+        const found = service.get(input.ids);
+        const chars = found.reduce(
+          (n, e) =>
+            n +
+            (e.status === 'ok'
+              ? Math.min(input.max_chars, Math.max(0, e.item.body.length - input.content_offset))
+              : 0),
+          0,
+        );
+        if (chars > service.limits.maxResponseChars)
+          throw errors.inputTooLarge(
+            'ids',
+            `the content asked for is ${chars} characters, over the budget of ${service.limits.maxResponseChars} (limits.maxResponseChars)`,
+            'Ask for fewer ids, or a smaller max_chars, and read on with content_offset.',
+            { limit: service.limits.maxResponseChars },
+          );
+        const entries = found.map((e) =>
           e.status === 'ok'
             ? {
                 id: e.id,
@@ -432,13 +447,13 @@ function tools(service: BacklogService): Record<string, ToolSpec> {
               }
             : e,
         );
-        const found = entries.filter((e) => e.status === 'ok').length;
+        const ok = entries.filter((e) => e.status === 'ok').length;
         const text = entries
           .map((e) =>
             e.status === 'ok' ? itemText(e.item) : `${e.id}: error ${e.error.code}: ${e.error.message}`,
           )
           .join('\n\n---\n\n');
-        return { structured: { items: entries, found, missing: entries.length - found }, text };
+        return { structured: { items: entries, found: ok, missing: entries.length - ok }, text };
       },
     },
 
@@ -683,7 +698,15 @@ function registerResources(server: McpServer, service: BacklogService): void {
       const id = service.resolve(ref);
       if (!id) throw new McpError(-32002, `Resource not found: ${uri.href}`, { uri: uri.href });
       const item = service.get(id);
-      const text = await readFile(join(service.dir, item.path), 'utf8');
+      // The file as it is now, through the same checks as every read (a file swapped for a link is refused).
+      const text = await readInsideRoot(service.dir, item.path).then(
+        (r) => r.bytes.toString('utf8'),
+        (err: Error) => {
+          throw new McpError(-32002, `Resource not readable: ${uri.href} (${err.message})`, {
+            uri: uri.href,
+          });
+        },
+      );
       return { contents: [{ uri: uri.href, mimeType: mimeOf(item.path), text }] };
     },
   );

@@ -25,6 +25,7 @@ import {
   TEXT_FIELDS,
   type SearchDocument,
   type SearchFilters,
+  type SearchHit,
   type SearchRequest,
   type SearchResponse,
   type TextField,
@@ -225,6 +226,12 @@ export class OramaSearchService {
     return existed;
   }
 
+  /** Every indexed document's id. */
+  documentIds(): string[] {
+    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
+    return Object.values(all).map((doc) => doc.id);
+  }
+
   /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
   resolveId(query: string): string | undefined {
     return this.idKeys.get(idKey(query));
@@ -411,21 +418,24 @@ export class OramaSearchService {
     }
 
     const sortRecent = req.sort === 'recent' || !query;
+    const updated = sortRecent ? docs.map((d) => this.updatedMs(d)) : undefined;
+    // `a` ranks below `b`: by recency then score, or by score; ties by internal id (a stable order).
+    const worse = (a: number, b: number) =>
+      updated !== undefined && updated[a] !== updated[b]
+        ? updated[a] < updated[b]
+        : scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
     let total = docs.length;
     let order: number[];
-    if (sortRecent) {
-      order = docs.map((_, i) => i);
-      const updated = docs.map((d) => this.updatedMs(d));
-      order.sort((a, b) => updated[b] - updated[a] || scores[b] - scores[a] || docs[a] - docs[b]);
-    } else if ((offset + limit) * 4 < docs.length) {
+    if (!sortRecent && (offset + limit) * 4 < docs.length) {
       // A page of a large result: select the best instead of sorting every match.
       order = topKIndices(scores, docs, offset + limit);
     } else {
       order = docs.map((_, i) => i);
-      order.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+      order.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
     }
 
     // Id routing: a query that names an item puts that item first.
+    let routedAt = -1;
     const routed = query ? this.resolveId(query) : undefined;
     if (routed && !sortRecent) {
       const internal = this.internalId(routed);
@@ -444,19 +454,54 @@ export class OramaSearchService {
           }
           order.unshift(j);
         }
-        scores[order[0]] = Math.max(top, scores[order[0]]);
+        routedAt = order[0];
+        scores[routedAt] = Math.max(top, scores[routedAt]);
       }
     }
 
-    const page = order.slice(offset, offset + limit);
-    return {
-      total,
-      hits: page.map((i) => ({
-        id: this.externalId(docs[i]),
-        score: scores[i],
-        matched_fields: TEXT_FIELDS.filter((_, f) => (masks[i] & (1 << f)) !== 0),
-      })),
-    };
+    const hit = (i: number): SearchHit => ({
+      id: this.externalId(docs[i]),
+      score: scores[i],
+      matched_fields: TEXT_FIELDS.filter((_, f) => (masks[i] & (1 << f)) !== 0),
+    });
+    const response: SearchResponse = { total, hits: order.slice(offset, offset + limit).map(hit) };
+    if (req.groupBy) {
+      const ranksBelow = (a: number, b: number) => a !== routedAt && (b === routedAt || worse(a, b));
+      response.groups = this.groupTop(docs, limit, ranksBelow).map((g) => ({
+        key: g.key,
+        count: g.count,
+        hits: g.top.map(hit),
+      }));
+    }
+    return response;
+  }
+
+  /**
+   * Every match counted by type, and each type's best `limit` (bounded heaps: one pass, no sort of the
+   * matches); groups ordered by their best match.
+   */
+  private groupTop(
+    docs: number[],
+    limit: number,
+    worse: (a: number, b: number) => boolean,
+  ): { key: string; count: number; top: number[] }[] {
+    const groups = new Map<string, { count: number; heap: TopK<number> }>();
+    for (let i = 0; i < docs.length; i++) {
+      const key = this.typeOf(docs[i]);
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = { count: 0, heap: new TopK<number>(limit, worse) }));
+      group.count++;
+      group.heap.offer(i);
+    }
+    const out = [...groups].map(([key, g]) => ({ key, count: g.count, top: g.heap.sorted() }));
+    return out.sort((a, b) => (worse(a.top[0], b.top[0]) ? 1 : worse(b.top[0], a.top[0]) ? -1 : 0));
+  }
+
+  private typeOf(internalId: number): string {
+    return (
+      (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)
+        ?.type ?? 'resource'
+    );
   }
 
   private allInternalIds(): number[] {

@@ -50,6 +50,16 @@ export interface SearchRequest {
   conjunctive?: boolean;
   /** `simple` (default): plain words, every other character literal. `raw`: the query language (query-parser.ts). */
   matchMode?: 'simple' | 'raw';
+  /** Also group every match by this key: each group's count and its best `limit` hits (in one pass, no full sort). */
+  groupBy?: 'type';
+}
+
+export interface SearchGroup {
+  key: string;
+  /** Matches in this group (all pages). */
+  count: number;
+  /** The group's best hits, ranked as the page is, at most `limit`. */
+  hits: SearchHit[];
 }
 
 export interface SearchHit {
@@ -63,4 +73,6 @@ export interface SearchResponse {
   hits: SearchHit[];
   /** Number of matching documents before limit/offset. */
   total: number;
+  /** With `groupBy`: the groups, ordered by their best hit. */
+  groups?: SearchGroup[];
 }

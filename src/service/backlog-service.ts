@@ -1,7 +1,7 @@
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { OramaSearchService, idKey, type SearchSettings } from '../search/orama-search-service.js';
 import { buildSnippet, toPlainText, type Snippet } from '../search/snippet.js';
-import type { SearchDocument, SearchFilters, SearchHit, TextField } from '../search/types.js';
+import type { SearchDocument, SearchFilters, SearchGroup, SearchHit, TextField } from '../search/types.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import { LinkGraph, findRelated } from './links.js';
 import { summarize, type ItemSummary } from './summary.js';
@@ -9,11 +9,34 @@ import { DEFAULT_HYBRID_SETTINGS, hybridRank, type HybridSettings } from '../sea
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from './semantic.js';
 import type { Scored } from '../search/fusion.js';
 import { join, relative } from 'node:path';
-import { listTextFiles, loadBacklog, loadFile, loadFiles, statFiles } from '../storage/backlog-store.js';
+import {
+  isIgnoredPath,
+  linkDiagnostic,
+  loadBacklog,
+  loadFile,
+  loadFiles,
+  statFiles,
+  walkBacklog,
+} from '../storage/backlog-store.js';
+import { isRelativeInside } from '../storage/root-path.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
-import { CACHE_FILE, cacheVersion, readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
-import { RESOURCE_URI_PREFIX, resourceUri } from '../storage/parse.js';
-import { ITEM_TYPES, STATUSES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
+import {
+  CACHE_FILE,
+  serviceCacheVersion,
+  readIndexCache,
+  writeIndexCache,
+  type FileStat,
+} from './index-cache.js';
+import { RESOURCE_URI_PREFIX, lengthWithinWords, resourceUri } from '../storage/parse.js';
+import {
+  ITEM_TYPES,
+  STATUSES,
+  searchableBody,
+  type BacklogItem,
+  type Diagnostic,
+  type ItemType,
+} from '../storage/types.js';
+import { resolveLimits, type Limits } from './limits.js';
 import {
   MAX_QUERY_CHARS,
   listOptionsSchema,
@@ -71,6 +94,10 @@ interface RankedHit extends SearchHit {
   lexical: number | null;
   vector: number | null;
   match: SearchResult['match'];
+}
+
+function lexicalHit(h: SearchHit): RankedHit {
+  return { ...h, lexical: h.score, vector: null, match: 'lexical' };
 }
 
 /** A document only vector search found: its cosine is its score. */
@@ -156,6 +183,8 @@ export interface BacklogServiceOptions {
    * package's own `.cache/demo`). `false`: nothing is written, every start reads every file.
    */
   cacheDir?: string | false;
+  /** Budgets of one file, query and response (DEFAULT_LIMITS; docs/security.md). */
+  limits?: Partial<Limits>;
 }
 
 /** What the persisted index did on the last start. */
@@ -181,11 +210,14 @@ const LIST_KEYS = Object.keys(listOptionsSchema.shape);
 export class BacklogService {
   readonly dir: string;
   readonly index: OramaSearchService;
+  readonly limits: Limits;
   private items = new Map<string, BacklogItem>();
   private byKey = new Map<string, string>();
   private byPath = new Map<string, string>();
   private children = new Map<string, string[]>();
   private indexedAt = new Map<string, number>();
+  /** Per path, bumped by every applyFile and removeFile: a slow read never undoes a later change. */
+  private generations = new Map<string, number>();
   private fileDiagnostics: Diagnostic[] = [];
   /** Bodies as plain text for snippets (markdown stripping is the slow part of a snippet). */
   private plainBodies = new Map<string, string>();
@@ -201,11 +233,12 @@ export class BacklogService {
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
+    this.limits = resolveLimits(options.limits);
     this.index = new OramaSearchService(options.search);
     const cacheDir =
       options.cacheDir ?? (this.dir === DEMO_BACKLOG_DIR ? DEMO_CACHE_DIR : join(this.dir, '.cache'));
     this.cachePath = cacheDir === false ? null : join(cacheDir, CACHE_FILE);
-    this.cacheVersion = cacheVersion({ settings: this.index.settings });
+    this.cacheVersion = serviceCacheVersion(this.index.settings, this.limits.maxWordsPerFile);
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
@@ -245,6 +278,7 @@ export class BacklogService {
   ): Promise<void> {
     if (this.cachePath && !rebuild && (await this.reloadFromCache())) return;
     const loaded = await loadBacklog(this.dir, (d, t) => onProgress?.('read', d, t));
+    for (const item of loaded.items) this.applyWordBudget(item, loaded.diagnostics);
     this.fileDiagnostics = [...loaded.diagnostics, ...this.cacheDiagnostics];
     this.setItems(loaded.items);
     await this.index.build(
@@ -274,35 +308,54 @@ export class BacklogService {
       return false;
     }
     const { snapshot } = read;
-    const stats = await statFiles(this.dir, await listTextFiles(this.dir));
-    try {
-      this.index.restore(snapshot.index);
-    } catch (err) {
+    const walked = await walkBacklog(this.dir);
+    const stats = await statFiles(this.dir, walked.files);
+    const unusable = (why: string) => {
       this.cacheDiagnostics = [
         {
           level: 'warning',
           path: relativeCachePath(this.dir, this.cachePath!),
           line: null,
           code: 'cache_rebuilt',
-          message: `persisted index not used: ${(err as Error).message}; rebuilt from the files`,
+          message: `persisted index not used: ${why}; rebuilt from the files`,
         },
       ];
       return false;
+    };
+    if (!Array.isArray(snapshot.items) || !snapshot.items.every(isCachedItemShape))
+      return unusable('an item in it is malformed');
+    try {
+      this.index.restore(snapshot.index);
+    } catch (err) {
+      return unusable((err as Error).message);
     }
+    if (!sameIds(this.index.documentIds(), snapshot.items))
+      return unusable('its index and its items disagree');
     this.cacheDiagnostics = [];
-    this.fileDiagnostics = snapshot.diagnostics;
+    // Links are not files of the backlog, so the cache does not track them: report today's.
+    this.fileDiagnostics = [
+      ...snapshot.diagnostics.filter((d) => d.code !== 'symbolic_link'),
+      ...walked.links.map(linkDiagnostic),
+    ];
     this.setItems(snapshot.items);
     const now = Date.now();
     for (const id of this.items.keys()) this.indexedAt.set(id, now);
     const changed = Object.keys(stats).filter(
       (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
     );
-    const removed = Object.keys(snapshot.files).filter((p) => !stats[p]);
+    // Only what is inside the root now counts: an item whose file is gone (or never was there) is dropped.
+    const removed = [
+      ...new Set([
+        ...Object.keys(snapshot.files).filter((p) => !stats[p]),
+        ...snapshot.items.filter((i) => !stats[i.path]).map((i) => i.path),
+      ]),
+    ];
     if (changed.length + removed.length > Math.max(50, this.items.size / 10)) {
       // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the
       // backlog a fresh build from the cached items plus the changed files is faster.
       const gone = new Set([...removed, ...changed]);
       const fresh = await loadFiles(this.dir, changed);
+      for (const item of fresh.items) this.applyWordBudget(item, fresh.diagnostics);
       const kept = snapshot.items.filter((i) => !gone.has(i.path));
       const keys = new Map(kept.map((i) => [idKey(i.id), i.path]));
       for (const item of fresh.items) {
@@ -453,7 +506,14 @@ export class BacklogService {
    * changed, or gone. Descendants are re-indexed too when the item's place in the tree changed.
    */
   async applyFile(relPath: string): Promise<BacklogItem | null> {
+    const generation = this.touch(relPath);
     const { item, diagnostics } = await loadFile(this.dir, relPath);
+    // A later apply or remove of this path started while this one read: the later one decides.
+    if (this.generations.get(relPath) !== generation) {
+      const current = this.byPath.get(relPath);
+      return current ? this.items.get(current)! : null;
+    }
+    if (item) this.applyWordBudget(item, diagnostics);
     this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => d.path !== relPath), ...diagnostics];
     const previous = this.byPath.get(relPath);
     if (!item) {
@@ -476,7 +536,7 @@ export class BacklogService {
     const before = this.items.get(item.id);
     if (before) this.unlinkItem(before);
     this.items.set(item.id, item);
-    this.plainBodies.set(item.id, toPlainText(item.body));
+    this.plainBodies.set(item.id, toPlainText(searchableBody(item)));
     this.linkItem(item);
     this.index.upsert(this.toSearchDocument(item));
     this.indexedAt.set(item.id, Date.now());
@@ -489,6 +549,7 @@ export class BacklogService {
 
   /** Forgets the file at `relPath` (deleted or renamed away). Returns whether an item was there. */
   removeFile(relPath: string): boolean {
+    this.touch(relPath);
     this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
     const id = this.byPath.get(relPath);
     if (!id) return false;
@@ -538,6 +599,21 @@ export class BacklogService {
     return out;
   }
 
+  /** Marks how much of a long body is searchable (Limits.maxWordsPerFile) and says so in a diagnostic. */
+  private applyWordBudget(item: BacklogItem, diagnostics: Diagnostic[]): void {
+    const max = this.limits.maxWordsPerFile;
+    const searchable = lengthWithinWords(item.body, max);
+    if (searchable >= item.body.length) return;
+    item.searchable_chars = searchable;
+    diagnostics.push({
+      level: 'warning',
+      path: item.path,
+      line: null,
+      code: 'terms_over_budget',
+      message: `over ${max} words: the first ${max} (${searchable} of ${item.body.length} characters) are searchable, the rest is kept and readable with get (limits.maxWordsPerFile)`,
+    });
+  }
+
   private toSearchDocument(item: BacklogItem): SearchDocument {
     const known = new Set(['id', 'title', 'type', 'status', 'parent_id', 'tags', 'author']);
     const extra = [item.assignee, item.priority, ...item.references];
@@ -549,7 +625,7 @@ export class BacklogService {
       id: item.id,
       type: item.type,
       title: item.title,
-      body: item.body,
+      body: searchableBody(item),
       tags: item.tags,
       author: item.author,
       status: item.status,
@@ -580,10 +656,17 @@ export class BacklogService {
   private plainBody(item: BacklogItem): string {
     let plain = this.plainBodies.get(item.id);
     if (plain === undefined) {
-      plain = toPlainText(item.body);
+      plain = toPlainText(searchableBody(item));
       this.plainBodies.set(item.id, plain);
     }
     return plain;
+  }
+
+  /** Bumps the path's generation (see applyFile) and returns it. */
+  private touch(relPath: string): number {
+    const generation = (this.generations.get(relPath) ?? 0) + 1;
+    this.generations.set(relPath, generation);
+    return generation;
   }
 
   /** Number of items in the backlog. */
@@ -613,6 +696,14 @@ export class BacklogService {
       );
     this.checkFilterValues(opts);
     const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(text)) : text;
+    const terms = this.index.analyzer.queryTerms(text).length;
+    if (terms > this.limits.maxQueryTerms)
+      throw errors.inputTooLarge(
+        'query',
+        `${terms} distinct terms, over the budget of ${this.limits.maxQueryTerms} (limits.maxQueryTerms)`,
+        'Search with the key words only; paste long text into a file instead.',
+        { limit: this.limits.maxQueryTerms },
+      );
 
     const warnings: string[] = [];
     const ready = this.semantic.state === 'ready';
@@ -635,12 +726,17 @@ export class BacklogService {
     };
     let ranked: RankedHit[];
     let total: number;
+    let indexGroups: SearchGroup[] | undefined;
     if (mode === 'bm25') {
-      // Grouping needs every match to count the groups; a plain page needs only the page.
-      const found = opts.group_by
-        ? this.index.search({ ...request, limit: Number.MAX_SAFE_INTEGER, offset: 0 })
-        : this.index.search({ ...request, limit: opts.limit, offset: opts.offset });
-      ranked = found.hits.map((h) => ({ ...h, lexical: h.score, vector: null, match: 'lexical' as const }));
+      // The index counts the groups and ranks each in the same pass as the page.
+      const found = this.index.search({
+        ...request,
+        limit: opts.limit,
+        offset: opts.offset,
+        groupBy: opts.group_by,
+      });
+      ranked = found.hits.map(lexicalHit);
+      indexGroups = found.groups;
       total = found.total;
       // Too few words in common: fill from the nearest meanings, marked as such.
       if (ready && found.total < FALLBACK_BELOW && opts.offset === 0) {
@@ -649,6 +745,7 @@ export class BacklogService {
         for (const v of vector) {
           if (seen.has(v.id) || ranked.length >= opts.limit) continue;
           ranked.push(semanticHit(v));
+          indexGroups = undefined; // regrouped below, with the semantic hits
           total++;
         }
       }
@@ -682,9 +779,18 @@ export class BacklogService {
       const at = routed ? ranked.findIndex((h) => h.id === routed) : -1;
       if (at > 0 && opts.sort !== 'recent') ranked.unshift(...ranked.splice(at, 1));
     }
-    // bm25 without grouping asked the index for the page itself.
-    const paged = mode === 'bm25' && !opts.group_by;
-    const page = paged ? ranked : ranked.slice(opts.offset, opts.offset + opts.limit);
+    // bm25 asked the index for the page itself.
+    const page = mode === 'bm25' ? ranked : ranked.slice(opts.offset, opts.offset + opts.limit);
+    if (opts.include_content) {
+      const chars = page.reduce((n, h) => n + this.items.get(h.id)!.body.length, 0);
+      if (chars > this.limits.maxResponseChars)
+        throw errors.inputTooLarge(
+          'include_content',
+          `the page's content is ${chars} characters, over the budget of ${this.limits.maxResponseChars} (limits.maxResponseChars)`,
+          'Ask for fewer results (limit), or read the items you need with get.',
+          { limit: this.limits.maxResponseChars },
+        );
+    }
     const queryTerms = new Set(this.index.analyzer.queryTerms(positive));
     const toResult = (hit: RankedHit) => this.toResult(hit, queryTerms, opts);
 
@@ -697,7 +803,13 @@ export class BacklogService {
     };
     if (opts.offset + page.length < total) response.next_offset = opts.offset + page.length;
     if (opts.group_by)
-      response.groups = groupByType(ranked, (id) => this.items.get(id)!.type, opts.limit, toResult);
+      response.groups = indexGroups
+        ? indexGroups.map((g) => ({
+            key: g.key,
+            count: g.count,
+            results: g.hits.map((h) => toResult(lexicalHit(h))),
+          }))
+        : groupByType(ranked, (id) => this.items.get(id)!.type, opts.limit, toResult);
     if (opts.include_related) {
       const relations = new Set<Relation>(opts.relations ?? RELATIONS);
       // At most max(limit, 10): enough context for a short page, bounded for an agent's budget.
@@ -905,6 +1017,13 @@ export class BacklogService {
       if (!id) throw errors.notFound(refs);
       return this.items.get(id)!;
     }
+    if (refs.length > this.limits.maxIdsPerGet)
+      throw errors.inputTooLarge(
+        'ids',
+        `${refs.length} ids, over the budget of ${this.limits.maxIdsPerGet} (limits.maxIdsPerGet)`,
+        `Ask for at most ${this.limits.maxIdsPerGet} ids at a time.`,
+        { limit: this.limits.maxIdsPerGet },
+      );
     return refs.map((ref): GetEntry => {
       try {
         return { id: ref, status: 'ok', item: this.get(ref) };
@@ -1012,7 +1131,9 @@ function groupByType<H extends SearchHit>(
   const groups = new Map<string, H[]>();
   for (const h of hits) {
     const key = keyOf(h.id);
-    groups.set(key, [...(groups.get(key) ?? []), h]);
+    const group = groups.get(key);
+    if (group) group.push(h);
+    else groups.set(key, [h]);
   }
   return [...groups].map(([key, list]) => ({
     key,
@@ -1024,6 +1145,30 @@ function groupByType<H extends SearchHit>(
 /** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
 function updatedMsOf(item: BacklogItem): number {
   return Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
+}
+
+/** What every cached item must look like before it is used (the cache is checked, not trusted). */
+function isCachedItemShape(item: unknown): item is BacklogItem {
+  const i = item as Partial<BacklogItem> | null;
+  return (
+    typeof i === 'object' &&
+    i !== null &&
+    typeof i.id === 'string' &&
+    typeof i.title === 'string' &&
+    typeof i.body === 'string' &&
+    typeof i.path === 'string' &&
+    isRelativeInside(i.path) &&
+    !isIgnoredPath(i.path) &&
+    Array.isArray(i.tags) &&
+    Array.isArray(i.references) &&
+    typeof i.frontmatter === 'object'
+  );
+}
+
+function sameIds(indexed: string[], items: BacklogItem[]): boolean {
+  if (indexed.length !== items.length) return false;
+  const ids = new Set(items.map((i) => i.id));
+  return ids.size === items.length && indexed.every((id) => ids.has(id));
 }
 
 function relativeCachePath(dir: string, path: string): string {

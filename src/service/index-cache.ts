@@ -2,27 +2,36 @@
  * The persisted index: everything `openBacklog` derives from the files (parsed items, diagnostics, the
  * Orama index) in one file under `.cache/`, so a restart re-reads only the files that changed.
  *
- * Layout: 8 magic bytes, the SHA-1 of the body (20 bytes), then the body: gzip (level 1, on libuv's
- * thread pool) of the msgpack of `{ version, files, items, diagnostics, index }`, where `index` is
- * OramaSearchService.serialize(). Gzip takes the Backlog.md folder's cache from 5.3 to 1.9 MB.
- * A wrong magic, a checksum mismatch (truncated or corrupt file) or another version (schema,
- * settings or format changed) makes the cache unusable; the caller rebuilds from the files.
+ * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body: gzip (level 1, on
+ * libuv's thread pool) of the msgpack of `{ version, files, items, diagnostics, index }`, where `index`
+ * is OramaSearchService.serialize(). Gzip takes the Backlog.md folder's cache from 5.3 to 1.9 MB.
+ * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
+ * machine) or another version (schema, settings or format changed) makes the cache unusable; the
+ * caller rebuilds from the files.
+ *
+ * The cache sits inside the backlog folder, which arrives with `git pull`: the HMAC key lives outside
+ * it (`~/.config/backlog-search/cache-key`, mode 0600), so a cache someone else made is never read.
+ * What a valid cache holds is still checked against the files (BacklogService keeps only items whose
+ * files are inside the root now). `.cache/` gets a `.gitignore` of its own when it is created.
  */
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { decode, encode } from '@msgpack/msgpack';
 import { writeFileAtomic } from '../storage/backlog-store.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 
-const MAGIC = Buffer.from('BLSCACHE');
-const HASH_BYTES = 20;
+const MAGIC = Buffer.from('BLSCACH2');
+const MAC_BYTES = 32;
 /**
  * Bump when the layout of the cache or of the index inside it changes. 3: the BM25F fields as binary
- * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2).
+ * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2). 4: signed with a
+ * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1).
  */
-export const CACHE_FORMAT = 3;
+export const CACHE_FORMAT = 4;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
@@ -39,6 +48,11 @@ export interface CacheSnapshot {
   index: Uint8Array;
 }
 
+/** The version a BacklogService writes: its search settings and the words budget shape what is cached. */
+export function serviceCacheVersion(settings: unknown, maxWordsPerFile: number): string {
+  return cacheVersion({ settings, maxWordsPerFile });
+}
+
 /** Version of a cache: any change of format, schema or settings gives another. */
 export function cacheVersion(parts: unknown): string {
   return createHash('sha1')
@@ -46,14 +60,67 @@ export function cacheVersion(parts: unknown): string {
     .digest('hex');
 }
 
+/** Where the signing key is kept: outside every backlog, readable by this user only. */
+export function cacheKeyPath(): string {
+  const base = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return join(base, 'backlog-search', 'cache-key');
+}
+
+let cacheKey: Promise<Buffer> | undefined;
+
+/**
+ * This user's key for signing caches, made on first use. When it cannot be stored (a read-only home),
+ * a key for this process only: caches still work within the process, and the next start rebuilds.
+ */
+function signingKey(): Promise<Buffer> {
+  cacheKey ??= (async () => {
+    const path = cacheKeyPath();
+    const existing = await readFile(path).catch(() => null);
+    if (existing && existing.length >= 32) return existing;
+    const key = randomBytes(32);
+    try {
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await writeFile(path, key, { mode: 0o600, flag: 'wx' });
+      await chmod(path, 0o600);
+      return key;
+    } catch (err) {
+      // Another process made it first: use theirs.
+      const theirs = await readFile(path).catch(() => null);
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && theirs && theirs.length >= 32) return theirs;
+      return key;
+    }
+  })();
+  return cacheKey;
+}
+
+async function sign(body: Buffer): Promise<Buffer> {
+  return createHmac('sha256', await signingKey())
+    .update(body)
+    .digest();
+}
+
+/** Makes `dir` (a cache folder) with a `.gitignore` that keeps everything in it out of git. */
+export async function ensureCacheDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, '.gitignore'),
+    '# Derived data of backlog-search: safe to delete, never commit.\n*\n',
+    {
+      flag: 'wx',
+    },
+  ).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+}
+
 export async function writeIndexCache(
   path: string,
   version: string,
   snapshot: CacheSnapshot,
 ): Promise<number> {
+  await ensureCacheDir(dirname(path));
   const body = await gzipAsync(encode({ version, ...snapshot }), { level: 1 });
-  const hash = createHash('sha1').update(body).digest();
-  const bytes = Buffer.concat([MAGIC, hash, body]);
+  const bytes = Buffer.concat([MAGIC, await sign(body), body]);
   await writeFileAtomic(path, bytes);
   return bytes.length;
 }
@@ -69,12 +136,11 @@ export async function readIndexCache(
   } catch {
     return { reason: 'no cache yet', missing: true };
   }
-  if (bytes.length < MAGIC.length + HASH_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC))
-    return { reason: 'not a backlog-search cache file' };
-  const body = bytes.subarray(MAGIC.length + HASH_BYTES);
-  const hash = createHash('sha1').update(body).digest();
-  if (!hash.equals(bytes.subarray(MAGIC.length, MAGIC.length + HASH_BYTES)))
-    return { reason: 'checksum mismatch (truncated or corrupt)' };
+  if (bytes.length < MAGIC.length + MAC_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC))
+    return { reason: 'not a backlog-search cache file of this version' };
+  const body = bytes.subarray(MAGIC.length + MAC_BYTES);
+  if (!timingSafeEqual(await sign(body), bytes.subarray(MAGIC.length, MAGIC.length + MAC_BYTES)))
+    return { reason: 'checksum mismatch (truncated, corrupt, or not signed by this user on this machine)' };
   try {
     const decoded = decode(await gunzipAsync(body)) as CacheSnapshot & { version: string };
     if (decoded.version !== version) return { reason: 'made with other settings or an older version' };

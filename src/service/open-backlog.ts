@@ -6,6 +6,7 @@ import { BacklogService } from './backlog-service.js';
 import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
 import type { EmbedMissing } from './semantic.js';
 import type { HybridSettings } from '../search/hybrid.js';
+import type { Limits } from './limits.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
 
 export interface OpenBacklogOptions {
@@ -44,6 +45,8 @@ export interface OpenBacklogOptions {
   /** Progress of the embedding (chunks), e.g. for a progress bar. */
   onEmbedProgress?: (done: number, total: number) => void;
   search?: Partial<SearchSettings>;
+  /** Budgets of one file, query and response (docs/security.md): maxWordsPerFile, maxIdsPerGet, maxQueryTerms, maxResponseChars. */
+  limits?: Partial<Limits>;
   /** Where the persisted index goes (default `BACKLOG_CACHE_DIR`, else `<dir>/.cache`); `false` for none. */
   cacheDir?: string | false;
   /** Read every file and rebuild the index even when the persisted one is valid. */
@@ -78,6 +81,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   const service = new BacklogService({
     dir,
     search: options.search,
+    limits: options.limits,
     cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),
     hybrid: options.hybrid,
     embeddings: {

@@ -16,7 +16,7 @@ import {
   type TransformersOptions,
 } from '../embeddings/index.js';
 import type { WorkerMemory } from '../embeddings/pool.js';
-import type { BacklogItem } from '../storage/types.js';
+import { searchableBody, type BacklogItem } from '../storage/types.js';
 import type { Scored } from '../search/fusion.js';
 
 export type SemanticState = 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
@@ -100,7 +100,7 @@ const MB = 2 ** 20;
 
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
-const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: i.body });
+const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
 
 export class SemanticSearch {
   private status: SemanticStatus = { provider: 'none', state: 'off', done: 0, total: 0, warnings: [] };

@@ -80,6 +80,8 @@ export async function watchBacklog(
     ignoreInitial: true,
     persistent: true,
     usePolling: options.usePolling ?? false,
+    // A link that arrives with a pull could lead anywhere: never followed (applyFile refuses it too).
+    followSymlinks: false,
     interval: 100,
     ignored: (path: string, stats?: Stats) => {
       const rel = toRelative(root, path);

@@ -5,8 +5,8 @@
  */
 import { summarize } from './summary.js';
 import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
-import { lstat, readFile, readdir, realpath, stat, unlink } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { z } from 'zod';
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { MAX_FILE_BYTES, isIgnoredPath, writeFileAtomic } from '../storage/backlog-store.js';
@@ -14,6 +14,12 @@ import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri
 import { FIELD_ALIASES, PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
 import { STATUSES } from '../storage/types.js';
 import { createFileExclusive, tryCreateMarker } from '../storage/write-file.js';
+import {
+  checkRelativePath,
+  readInsideRoot,
+  resolveFolderForWrite,
+  resolveForWrite,
+} from '../storage/root-path.js';
 import type { BacklogService, ItemSummary } from './backlog-service.js';
 import { oneOrMany, toBacklogError } from './options.js';
 
@@ -277,7 +283,7 @@ async function allocateId(
   prefix: 'TASK' | 'EPIC',
 ): Promise<{ id: string; release: () => Promise<void> }> {
   const state = stateOf(service.dir);
-  const tasksDir = join(service.dir, 'tasks');
+  const tasksDir = await resolveFolderForWrite(service.dir, 'tasks');
   return state.locks.run(`alloc:${prefix}`, async () => {
     let max = state.last.get(prefix) ?? 0;
     for (const id of service.ids()) max = Math.max(max, numberOf(id, prefix));
@@ -460,20 +466,17 @@ function checkSize(text: string, field: string): void {
 // ---------------------------------------------------------------------------------------------
 // Paths
 
-/** A resource path the caller may write: relative, inside the root, not hidden, an indexed text type. */
+/** A resource path the caller may write: inside the root, not hidden, an indexed text type, not a task file. */
 export function safeResourcePath(input: string): string {
   let p = input.trim();
   if (p.startsWith(RESOURCE_URI_PREFIX)) p = p.slice(RESOURCE_URI_PREFIX.length);
-  const bad = (why: string): never => throwField('path', `path "${input}" ${why}`, FIELD_HINTS.path);
-  if (!p) bad('is empty');
-  if (p.includes('\0')) bad('contains a NUL character');
-  if (p.includes('\\')) bad('contains a backslash; use "/" between folders');
-  if (isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.startsWith('/')) bad('is absolute');
-  p = p.replace(/^(\.\/)+/, '');
-  const parts = p.split('/');
-  if (parts.includes('..')) bad('goes outside the backlog root');
-  if (parts.some((s) => s === '' || s === '.')) bad('has an empty or "." segment');
-  if (isIgnoredPath(p)) bad('is in a hidden folder (or node_modules), which is not part of the backlog');
+  if (!p) throwField('path', `path "${input}" is empty`, FIELD_HINTS.path);
+  p = checkRelativePath(p);
+  if (isIgnoredPath(p))
+    throw errors.forbiddenPath(
+      input,
+      'is in a hidden folder (or node_modules), which is not part of the backlog',
+    );
   const ext = fileType(p);
   if (!TEXT_EXTENSIONS.has(ext))
     throwField(
@@ -488,39 +491,6 @@ export function safeResourcePath(input: string): string {
       'Use backlog_create and backlog_update for tasks and epics.',
     );
   return p;
-}
-
-/** Symlinks and folders could still lead outside the root: check what is on disk. */
-async function checkOnDisk(root: string, rel: string): Promise<void> {
-  const abs = join(root, rel);
-  const target = await lstat(abs).catch(() => null);
-  if (target?.isSymbolicLink())
-    throwField(
-      'path',
-      `path "${rel}" is a symbolic link`,
-      'Write to the real file inside the backlog instead.',
-    );
-  if (target && !target.isFile()) throwField('path', `path "${rel}" is a folder`, 'Pass the path of a file.');
-  let probe = dirname(abs);
-  let st = await stat(probe).catch(() => null);
-  while (!st && probe !== dirname(probe)) {
-    probe = dirname(probe);
-    st = await stat(probe).catch(() => null);
-  }
-  if (st && !st.isDirectory())
-    throwField(
-      'path',
-      `path "${rel}": ${relative(root, probe).split(sep).join('/')} is a file, not a folder`,
-      FIELD_HINTS.path,
-    );
-  const [realRoot, realProbe] = await Promise.all([realpath(root), realpath(probe)]);
-  const inside = relative(realRoot, realProbe);
-  if (inside.startsWith('..') || isAbsolute(inside))
-    throwField(
-      'path',
-      `path "${rel}" leads outside the backlog root (through a symbolic link)`,
-      FIELD_HINTS.path,
-    );
 }
 
 function fsError(err: unknown, rel: string): never {
@@ -585,7 +555,7 @@ export async function createItem(service: BacklogService, raw: CreateInput): Pro
     fm.id = id;
     const text = serialize(fm, body);
     checkSize(text, 'body');
-    await createFileExclusive(join(service.dir, rel), text);
+    await createFileExclusive(await resolveForWrite(service.dir, rel), text);
   } catch (err) {
     fsError(err, rel);
   } finally {
@@ -631,10 +601,11 @@ export async function updateItem(service: BacklogService, raw: UpdateInput): Pro
   const state = stateOf(service.dir);
   return state.locks.run(`file:${first.path}`, async () => {
     const item = service.get(first.id);
-    const abs = join(service.dir, item.path);
+    let abs: string;
     let text: string;
     try {
-      text = await readFile(abs, 'utf8');
+      abs = await resolveForWrite(service.dir, item.path);
+      text = (await readInsideRoot(service.dir, item.path)).bytes.toString('utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         service.removeFile(item.path);
@@ -732,7 +703,7 @@ export async function deleteItem(service: BacklogService, raw: DeleteInput): Pro
   }
   return stateOf(service.dir).locks.run(`file:${item.path}`, async () => {
     try {
-      await unlink(join(service.dir, item.path));
+      await unlink(await resolveForWrite(service.dir, item.path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') fsError(err, item.path);
     }
@@ -785,13 +756,12 @@ export async function writeResourceFile(
         'Drop them, or pass mode "replace".',
       );
   }
-  await checkOnDisk(service.dir, rel);
-  const abs = join(service.dir, rel);
+  const abs = await resolveForWrite(service.dir, rel);
 
   return stateOf(service.dir).locks.run(`file:${rel}`, async () => {
     const readExisting = async (): Promise<string> => {
       try {
-        return await readFile(abs, 'utf8');
+        return (await readInsideRoot(service.dir, rel)).bytes.toString('utf8');
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT')
           throw new BacklogError(

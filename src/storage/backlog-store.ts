@@ -1,9 +1,11 @@
-import { open, readdir, readFile, rename, stat, unlink, writeFile, mkdir } from 'node:fs/promises';
+import { open, readdir, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
 import { idKey } from '../search/tokenizer.js';
+import { isBacklogError } from '../errors.js';
+import { readInsideRoot, statInsideRoot } from './root-path.js';
 
 /** Files larger than this are reported and not indexed. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -24,80 +26,83 @@ export function toRelative(root: string, absolute: string): string {
   return relative(root, absolute).split(sep).join('/');
 }
 
-/** Every text file under `root`, as paths relative to it, sorted. */
+/** Every text file under `root`, as paths relative to it, sorted; symbolic links are listed apart, never followed. */
 export async function listTextFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
+  return (await walkBacklog(root)).files;
+}
+
+/** The walk behind listTextFiles: text files, and the symbolic links it did not follow. */
+export async function walkBacklog(root: string): Promise<{ files: string[]; links: string[] }> {
+  const files: string[] = [];
+  const links: string[] = [];
   async function walk(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const abs = join(dir, entry.name);
       if (entry.isDirectory()) await walk(abs);
-      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) out.push(toRelative(root, abs));
+      // Links to text files or (extension-less) folders are reported; links to images and the like are not backlog files anyway.
+      else if (entry.isSymbolicLink() && (TEXT_EXTENSIONS.has(fileType(entry.name)) || !fileType(entry.name)))
+        links.push(toRelative(root, abs));
+      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) files.push(toRelative(root, abs));
     }
   }
   await walk(root);
-  return out.sort();
+  return { files: files.sort(), links: links.sort() };
 }
 
-/** Size and modification time of each path (relative to `root`); paths that vanished are left out. */
+/** Size and modification time of each path (relative to `root`); paths that vanished, or are links now, are left out. */
 export async function statFiles(
   root: string,
   paths: string[],
 ): Promise<Record<string, { size: number; mtime_ms: number }>> {
   const out: Record<string, { size: number; mtime_ms: number }> = {};
   await mapLimit(paths, 64, async (p) => {
-    const st = await stat(join(root, p)).catch(() => null);
-    if (st) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
+    const st = await statInsideRoot(root, p).catch(() => null);
+    if (st?.isFile()) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
   });
   return out;
 }
 
-/** Reads and parses one file; unreadable, binary or oversized files become diagnostics. */
+function fileDiagnostic(path: string, code: string, message: string, level: Diagnostic['level'] = 'warning') {
+  return { item: null, diagnostics: [{ level, path, line: null, code, message }] };
+}
+
+/** The diagnostic of a symbolic link the backlog does not follow. */
+export function linkDiagnostic(path: string): Diagnostic {
+  return {
+    level: 'warning',
+    path,
+    line: null,
+    code: 'symbolic_link',
+    message: 'a symbolic link; never followed (it could lead outside the backlog), not indexed',
+  };
+}
+
+/** Reads and parses one file; links, files outside the root, unreadable, binary or oversized files become diagnostics. */
 export async function loadFile(
   root: string,
   relPath: string,
 ): Promise<{ item: BacklogItem | null; diagnostics: Diagnostic[] }> {
-  const abs = join(root, relPath);
   try {
-    const st = await stat(abs);
-    if (st.size > MAX_FILE_BYTES) {
-      return {
-        item: null,
-        diagnostics: [
-          {
-            level: 'warning',
-            path: relPath,
-            line: null,
-            code: 'file_too_large',
-            message: `${st.size} bytes is over the ${MAX_FILE_BYTES}-byte limit; not indexed`,
-          },
-        ],
-      };
-    }
-    const buf = await readFile(abs);
-    if (buf.subarray(0, 8192).includes(0)) {
-      return {
-        item: null,
-        diagnostics: [
-          {
-            level: 'warning',
-            path: relPath,
-            line: null,
-            code: 'binary_file',
-            message: 'looks binary (NUL bytes); not indexed',
-          },
-        ],
-      };
-    }
-    return parseFile({ path: relPath, size: st.size, mtime_ms: st.mtimeMs }, buf.toString('utf8'));
+    const { bytes, stats, complete } = await readInsideRoot(root, relPath, MAX_FILE_BYTES);
+    if (!complete)
+      return fileDiagnostic(
+        relPath,
+        'file_too_large',
+        `${stats.size} bytes is over the ${MAX_FILE_BYTES}-byte limit; not indexed`,
+      );
+    if (bytes.subarray(0, 8192).includes(0))
+      return fileDiagnostic(relPath, 'binary_file', 'looks binary (NUL bytes); not indexed');
+    return parseFile({ path: relPath, size: stats.size, mtime_ms: stats.mtimeMs }, bytes.toString('utf8'));
   } catch (err) {
-    return {
-      item: null,
-      diagnostics: [
-        { level: 'error', path: relPath, line: null, code: 'unreadable', message: (err as Error).message },
-      ],
-    };
+    if (isBacklogError(err) && err.code === 'FORBIDDEN_PATH')
+      return err.details.reason === 'link'
+        ? { item: null, diagnostics: [linkDiagnostic(relPath)] }
+        : fileDiagnostic(relPath, 'outside_root', `${err.message}; not indexed`, 'error');
+    // Gone since it was listed (deleted, renamed): nothing to report.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { item: null, diagnostics: [] };
+    return fileDiagnostic(relPath, 'unreadable', (err as Error).message, 'error');
   }
 }
 
@@ -106,7 +111,10 @@ export async function loadBacklog(
   root: string,
   onProgress?: (done: number, total: number) => void,
 ): Promise<LoadResult> {
-  return loadFiles(root, await listTextFiles(root), onProgress);
+  const { files, links } = await walkBacklog(root);
+  const loaded = await loadFiles(root, files, onProgress);
+  loaded.diagnostics.push(...links.map(linkDiagnostic));
+  return loaded;
 }
 
 /** Loads these files (paths relative to `root`), with the same duplicate-id rule as loadBacklog. */

@@ -224,3 +224,19 @@ function checkTaskSchema(fm: Record<string, unknown>, flag: (code: string, messa
 }
 
 export { ITEM_ID };
+
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+
+/**
+ * Characters of `text` that hold its first `maxWords` words (the whole length when it has no more).
+ * A word needs at least two characters with its separator, so short texts are not scanned at all.
+ */
+export function lengthWithinWords(text: string, maxWords: number): number {
+  if (text.length <= maxWords * 2) return text.length;
+  WORD.lastIndex = 0;
+  let words = 0;
+  for (let m = WORD.exec(text); m; m = WORD.exec(text)) {
+    if (++words > maxWords) return m.index;
+  }
+  return text.length;
+}

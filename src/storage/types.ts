@@ -33,6 +33,16 @@ export interface BacklogItem {
   mtime_ms: number;
   /** The whole frontmatter as parsed, unknown fields included. */
   frontmatter: Record<string, unknown>;
+  /**
+   * Set when the body is over the words budget (Limits.maxWordsPerFile): only its first
+   * `searchable_chars` characters are indexed and embedded; `body` stays whole for reading.
+   */
+  searchable_chars?: number;
+}
+
+/** The part of the body that search and embeddings see (see `searchable_chars`). */
+export function searchableBody(item: BacklogItem): string {
+  return item.searchable_chars === undefined ? item.body : item.body.slice(0, item.searchable_chars);
 }
 
 export type DiagnosticLevel = 'error' | 'warning';
