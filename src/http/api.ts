@@ -20,7 +20,7 @@ import { normalizeArgs } from '../mcp/server.js';
 import type { BacklogChange, BacklogService, ItemSummary } from '../service/backlog-service.js';
 import { listOptionsSchema, searchOptionsSchema } from '../service/options.js';
 import { resourceUri } from '../storage/parse.js';
-import type { HttpEnv } from './server.js';
+import type { HttpEnv } from './respond.js';
 import { errors } from '../errors.js';
 
 /** Seconds between keep-alive comments on an idle event stream (proxies drop silent connections). */

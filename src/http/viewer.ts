@@ -8,7 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { httpError, type HttpEnv } from './server.js';
+import { httpError, type HttpEnv } from './respond.js';
 
 /** Where the built viewer is looked for: next to the compiled server (dist/viewer), or dist/viewer when run from src. */
 export const VIEWER_DIR_CANDIDATES = [

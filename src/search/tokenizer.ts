@@ -2,6 +2,9 @@ import { stemmer as englishStemmer } from '@orama/stemmers/english';
 import { stemmer as russianStemmer } from '@orama/stemmers/russian';
 import { stopwords as englishStopWords } from '@orama/stopwords/english';
 import { stopwords as russianStopWords } from '@orama/stopwords/russian';
+import { idKey, normalizeId } from '../storage/ids.js';
+
+export { idKey, normalizeId };
 
 export const LANGUAGES = ['english', 'russian'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -51,20 +54,6 @@ const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|\p{L}+/gu;
 const CYRILLIC = /\p{Script=Cyrillic}/u;
 const COMBINING_MARKS = /\p{M}/gu;
 const CACHE_LIMIT = 200_000;
-
-/** `TASK-0042` -> `task-42`; `task-12.01` -> `task-12.1`. The same key for every spelling of an id. */
-export function normalizeId(prefix: string, numbers: string): string {
-  const parts = numbers.split('.').map((n) => String(Number.parseInt(n, 10)));
-  return `${prefix.toLowerCase()}-${parts.join('.')}`;
-}
-
-const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)$/;
-
-/** The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one; anything else is lower-cased. */
-export function idKey(id: string): string {
-  const m = ID_SHAPE.exec(id.trim());
-  return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
-}
 
 /**
  * The analyzer shared by indexing, querying and snippets. It is plain functions over settings,

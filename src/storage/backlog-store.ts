@@ -3,7 +3,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
-import { idKey } from '../search/tokenizer.js';
+import { idKey } from './ids.js';
 import { isBacklogError } from '../errors.js';
 import { readInsideRoot, statInsideRoot } from './root-path.js';
 

@@ -19,8 +19,6 @@ import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
-
-export { idKey };
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -126,10 +124,11 @@ export function topKIndices(scores: number[], docs: number[], k: number): number
 }
 
 /**
- * The in-memory index: Orama holds the documents, the term dictionary and the filter indexes;
- * ranking is BM25F over raw term frequencies (see orama-components.ts for why).
+ * The lexical retriever: Orama holds the documents' filter keys, the term dictionary and the filter
+ * indexes; ranking is BM25F over raw term frequencies (see orama-components.ts for why).
+ * OramaSearchService (orama-search-service.ts) composes it with the vector retriever and the results.
  */
-export class OramaSearchService {
+export class LexicalIndex {
   readonly settings: SearchSettings;
   readonly analyzer: TextAnalyzer;
   private db!: AnyOrama;
