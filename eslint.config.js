@@ -28,4 +28,8 @@ export default tseslint.config(
     },
   },
   { files: ['src/storage/frontmatter.ts'], rules: { 'no-restricted-imports': 'off' } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
 );

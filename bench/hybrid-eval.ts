@@ -17,7 +17,7 @@ import { embedWithCache } from '../src/embeddings/semantic-index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { hybridRank, DEFAULT_HYBRID_SETTINGS, type HybridSettings } from '../src/search/hybrid.js';
 import type { Scored } from '../src/search/fusion.js';
-import { englishOnlyQuerySupported as supportsQuery } from '../src/service/semantic.js';
+import { englishOnlyQuerySupported as supportsQuery } from '../src/embeddings/semantic-search.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));

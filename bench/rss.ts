@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { SemanticSearch } from '../src/service/semantic.js';
+import type { SemanticSearch } from '../src/embeddings/semantic-search.js';
 
 type Phase = 'cold' | 'warm';
 const HERE = fileURLToPath(import.meta.url);

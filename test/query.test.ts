@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseRawQuery, positiveText, MAX_DEPTH } from '../src/search/query-parser.js';
 import { termGroup, prefixGroup, type Vocabulary } from '../src/search/expand.js';
-import { LinkGraph, findRelated } from '../src/service/links.js';
+import { LinkGraph, findRelated } from '../src/search/related.js';
 import { openBacklog, type BacklogService, type BacklogItem } from '../src/index.js';
 import { BacklogError } from '../src/errors.js';
 import { DEMO_DIR } from './helpers.js';

@@ -328,7 +328,7 @@ describe('phrases from the token sequences', () => {
 
 describe('topKIndices', () => {
   it('selects the same best page as a full sort, ties by lower id', async () => {
-    const { topKIndices } = await import('../src/search/orama-search-service.js');
+    const { topKIndices } = await import('../src/search/lexical-index.js');
     let seed = 3;
     const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
     for (let round = 0; round < 50; round++) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { closeBacklog, openBacklog, type BacklogService } from '../src/index.js';
-import { workersWithin, type SemanticSearch } from '../src/service/semantic.js';
+import { workersWithin, type SemanticSearch } from '../src/embeddings/semantic-search.js';
 
 /** More chunks than the service embeds with one worker (200), each a short task. */
 const COUNT = 240;

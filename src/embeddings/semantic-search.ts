@@ -5,19 +5,13 @@
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
 import { availableParallelism } from 'node:os';
-import {
-  EmbeddingCache,
-  EmbeddingPool,
-  SemanticIndex,
-  chunkText,
-  hashText,
-  type EmbeddingProvider,
-  type ResolvedProvider,
-  type TransformersOptions,
-} from '../embeddings/index.js';
-import type { WorkerMemory } from '../embeddings/pool.js';
+import { EmbeddingCache, hashText } from './cache.js';
+import { chunkText } from './chunk.js';
+import { EmbeddingPool, type WorkerMemory } from './pool.js';
+import { SemanticIndex } from './semantic-index.js';
+import type { EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
-import type { Scored } from '../search/fusion.js';
+import type { Scored, VectorRetriever } from '../search/types.js';
 
 export type SemanticState = 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
 
@@ -102,7 +96,7 @@ const MB = 2 ** 20;
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
 const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
 
-export class SemanticSearch {
+export class SemanticSearch implements VectorRetriever {
   private status: SemanticStatus = { provider: 'none', state: 'off', done: 0, total: 0, warnings: [] };
   private pool: EmbeddingPool | null = null;
   private index: SemanticIndex | null = null;
@@ -120,6 +114,15 @@ export class SemanticSearch {
 
   get state(): SemanticState {
     return this.status.state;
+  }
+
+  /** Why vector search is not answering yet, for a warning. */
+  progress(): string {
+    const s = this.status;
+    if (s.state === 'indexing') return `still being built (${s.done}/${s.total} chunks embedded)`;
+    if (s.state === 'loading') return 'loading its model';
+    if (s.state === 'ready') return 'ready';
+    return s.state === 'failed' ? 'unavailable (failed to load)' : 'off (no embedding provider)';
   }
 
   info(): SemanticStatus {

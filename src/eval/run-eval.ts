@@ -157,7 +157,7 @@ export function embeddingRetriever(
     async search(query, k) {
       if (!lexical) throw errors.internal(`${name}: search() called before build()`);
       const { hybridRank } = await import('../search/hybrid.js');
-      const { englishOnlyQuerySupported } = await import('../service/semantic.js');
+      const { englishOnlyQuerySupported } = await import('../embeddings/semantic-search.js');
       const depth = Math.max(100, k);
       const lex = lexical.search({ query, limit: depth }).hits.map((h) => ({ id: h.id, score: h.score }));
       const vec =

@@ -16,7 +16,7 @@ import { summarize } from '../service/summary.js';
 import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
-import { normalizeArgs } from '../mcp/server.js';
+import { normalizeArgs } from '../service/options.js';
 import type { BacklogChange, BacklogService, ItemSummary } from '../service/backlog-service.js';
 import { listOptionsSchema, searchOptionsSchema } from '../service/options.js';
 import { resourceUri } from '../storage/parse.js';

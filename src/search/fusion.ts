@@ -5,10 +5,9 @@
  * effect.
  */
 
-export interface Scored {
-  id: string;
-  score: number;
-}
+import type { Scored } from './types.js';
+
+export type { Scored };
 
 /** Min-max over the list: the best gets 1, the worst 0 (a list of one gets 1). */
 export function minMax(list: Scored[]): Map<string, number> {

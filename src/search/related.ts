@@ -1,13 +1,13 @@
-import type { Relation } from './options.js';
+/**
+ * Related items: the links between items (parent, children, references written in front matter, ids
+ * mentioned in the body) and a breadth-first walk from the hits over them. Pure: built from items and a
+ * resolver, no file or index access.
+ */
 import type { BacklogItem } from '../storage/types.js';
+import type { Neighbor, Neighbors, Relation } from './types.js';
 
 /** Ids written in text: `TASK-0042`, `task-12`, `back-4.1` (resolved against the backlog, so only real ids count). */
 const MENTION = /(?<![\p{L}\p{N}])[A-Za-z]{2,}-\d+(?:\.\d+)*(?![\p{L}\p{N}])/gu;
-
-export interface Neighbor {
-  id: string;
-  relation: Relation;
-}
 
 export interface RelatedItem {
   id: string;
@@ -24,13 +24,16 @@ export interface RelatedItem {
 }
 
 /** The backlog's links: parent_id, frontmatter `references`, and ids mentioned in the body. */
-export class LinkGraph {
+export class LinkGraph implements Neighbors {
   private readonly parent = new Map<string, string>();
   private readonly children = new Map<string, string[]>();
   private readonly refs = new Map<string, Set<string>>();
   private readonly refBy = new Map<string, Set<string>>();
 
-  constructor(items: Iterable<BacklogItem>, resolve: (ref: string) => string | undefined) {
+  constructor(
+    items: Iterable<Pick<BacklogItem, 'id' | 'parent_id' | 'references' | 'body'>>,
+    resolve: (ref: string) => string | undefined,
+  ) {
     const link = (map: Map<string, Set<string>>, from: string, to: string) => {
       let set = map.get(from);
       if (!set) map.set(from, (set = new Set()));
@@ -73,7 +76,7 @@ export class LinkGraph {
  */
 export function findRelated(
   hits: { id: string; score: number }[],
-  graph: LinkGraph,
+  graph: Neighbors,
   maxHops: number,
   relations: ReadonlySet<Relation>,
 ): RelatedItem[] {

@@ -1,15 +1,13 @@
+/**
+ * Server-side snippets: the window of a document's plain text that holds the most distinct query
+ * terms. A document's text is prepared once (SnippetText: where each word run is and its terms as ids),
+ * so a query only compares integers; tokenizing bodies per result was most of a search's cost.
+ */
 import removeMarkdown from 'remove-markdown';
 import type { TextAnalyzer } from './tokenizer.js';
-import type { TextField } from './types.js';
+import type { Snippet, TextField } from './types.js';
 
-export interface Snippet {
-  /** The field the text comes from. */
-  field: TextField;
-  /** About `SNIPPET_CHARS` characters of plain text around the best match. */
-  text: string;
-  /** Fields in which query terms matched. */
-  matched_fields: TextField[];
-}
+export type { Snippet };
 
 export const SNIPPET_CHARS = 120;
 
@@ -19,60 +17,152 @@ export function toPlainText(markdown: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-interface Match {
-  start: number;
-  end: number;
-  terms: string[];
+/** A query's terms as bits per term id (see TermIds.withQuery); a term no text has gets no bit. */
+export interface QueryBits {
+  /** Bit of each term id, 0 for terms not in the query. */
+  readonly marks: Uint32Array;
+  /** Distinct query terms found. */
+  readonly size: number;
 }
 
-/** Characters of a query term searched for verbatim to find where it may occur. */
-const PROBE_CHARS = 4;
-const REGION_CHARS = 48;
-const MAX_PROBE_HITS = 12;
+/** Ids for terms, shared by every prepared text of one index (a query looks its terms up once). */
+export class TermIds {
+  private readonly ids = new Map<string, number>();
+  private marks = new Uint32Array(1024);
 
-/**
- * Runs of `text` whose terms are query terms. Tokenizing a long body for every result is the cost of
- * a snippet, so only regions around a cheap verbatim probe (the first characters of each term, which
- * the inflected word almost always starts with) are tokenized.
- */
-export function findMatches(text: string, analyzer: TextAnalyzer, queryTerms: ReadonlySet<string>): Match[] {
-  if (queryTerms.size === 0) return [];
-  const lower = text.toLowerCase();
-  const probes = new Set([...queryTerms].map((t) => t.slice(0, PROBE_CHARS)));
-  const regions: [number, number][] = [];
-  for (const probe of probes) {
-    // A word that occurs everywhere adds regions, not information: look at its first occurrences only.
-    let seen = 0;
-    for (
-      let at = lower.indexOf(probe);
-      at >= 0 && seen++ < MAX_PROBE_HITS;
-      at = lower.indexOf(probe, at + probe.length)
-    ) {
-      regions.push([Math.max(0, at - REGION_CHARS), Math.min(text.length, at + probe.length + REGION_CHARS)]);
+  /** The id of `term`, made on first sight. */
+  id(term: string): number {
+    let id = this.ids.get(term);
+    if (id === undefined) {
+      this.ids.set(term, (id = this.ids.size));
+      if (id >= this.marks.length) {
+        const grown = new Uint32Array(this.marks.length * 2);
+        grown.set(this.marks);
+        this.marks = grown;
+      }
+    }
+    return id;
+  }
+
+  /**
+   * Runs `fn` with the query's terms marked, each with its bit in a match mask, then clears them: one
+   * array for every query, so `fn` must not await. Up to 31 distinct terms are told apart in a window;
+   * a longer query's extra terms still match.
+   */
+  withQuery<T>(terms: Iterable<string>, fn: (bits: QueryBits) => T): T {
+    const marked: number[] = [];
+    for (const term of terms) {
+      const id = this.ids.get(term);
+      if (id === undefined || this.marks[id] !== 0) continue;
+      this.marks[id] = 1 << Math.min(marked.length, 30);
+      marked.push(id);
+    }
+    try {
+      // A text prepared inside `fn` may grow `marks`: its new ids are past this array's end, read as no bit.
+      return fn({ marks: this.marks, size: marked.length });
+    } finally {
+      for (const id of marked) this.marks[id] = 0;
     }
   }
-  regions.sort((a, b) => a[0] - b[0]);
-  const matches: Match[] = [];
-  let covered = 0;
-  for (const [from, to] of regions) {
-    if (to <= covered) continue;
-    // Widen to whitespace so no word is cut; start where the previous region stopped.
-    let a = Math.max(from, covered);
-    while (a > covered && !/\s/.test(text[a - 1])) a--;
-    let b = to;
-    while (b < text.length && !/\s/.test(text[b])) b++;
-    for (const run of analyzer.runs(text.slice(a, b))) {
-      const terms = run.terms.filter((t) => queryTerms.has(t));
-      if (terms.length) matches.push({ start: a + run.start, end: a + run.end, terms });
-    }
-    covered = b;
+}
+
+/** A plain text prepared for snippets: each word run's offsets and the term ids it is indexed under. */
+export class SnippetText {
+  private constructor(
+    readonly text: string,
+    private readonly starts: Uint32Array,
+    private readonly ends: Uint32Array,
+    /** Run r's terms are termIds[termStart[r] .. termStart[r + 1]). */
+    private readonly termStart: Uint32Array,
+    private readonly termIds: Uint32Array,
+  ) {}
+
+  static prepare(text: string, analyzer: TextAnalyzer, ids: TermIds): SnippetText {
+    const runs = analyzer.runs(text);
+    const starts = new Uint32Array(runs.length);
+    const ends = new Uint32Array(runs.length);
+    const termStart = new Uint32Array(runs.length + 1);
+    let total = 0;
+    for (const run of runs) total += run.terms.length;
+    const termIds = new Uint32Array(total);
+    let t = 0;
+    runs.forEach((run, r) => {
+      starts[r] = run.start;
+      ends[r] = run.end;
+      termStart[r] = t;
+      for (const term of run.terms) termIds[t++] = ids.id(term);
+    });
+    termStart[runs.length] = t;
+    return new SnippetText(text, starts, ends, termStart, termIds);
   }
-  return matches;
+
+  /** Bytes of the prepared arrays (the text is shared with the document). */
+  get memoryBytes(): number {
+    return this.starts.byteLength * 2 + this.termStart.byteLength + this.termIds.byteLength;
+  }
+
+  /**
+   * The window of at most `width` characters holding the most distinct query terms (ties: the
+   * earliest), widened to whole words. `bits` comes from TermIds.withQuery. Deterministic.
+   */
+  window(bits: QueryBits, width = SNIPPET_CHARS): { text: string; hits: number } {
+    const matchStart: number[] = [];
+    const matchEnd: number[] = [];
+    const matchMask: number[] = [];
+    if (bits.size > 0) {
+      const marks = bits.marks;
+      const { termStart, termIds } = this;
+      for (let r = 0; r < this.starts.length; r++) {
+        let mask = 0;
+        for (let t = termStart[r]; t < termStart[r + 1]; t++) mask |= marks[termIds[t]] ?? 0;
+        if (mask === 0) continue;
+        matchStart.push(this.starts[r]);
+        matchEnd.push(this.ends[r]);
+        matchMask.push(mask);
+      }
+    }
+    let bestStart = 0;
+    let bestHits = 0;
+    for (let i = 0; i < matchStart.length; i++) {
+      let mask = 0;
+      for (let j = i; j < matchStart.length && matchEnd[j] - matchStart[i] <= width; j++)
+        mask |= matchMask[j];
+      const hits = popcount(mask);
+      if (hits > bestHits) {
+        bestHits = hits;
+        bestStart = matchStart[i];
+      }
+    }
+    return { text: cutWindow(this.text, bestStart, width), hits: bestHits };
+  }
+}
+
+function popcount(n: number): number {
+  let count = 0;
+  for (let v = n >>> 0; v; v &= v - 1) count++;
+  return count;
+}
+
+/** `width` characters of `text` from a little before `at`, cut at spaces, with `…` where cut. */
+function cutWindow(text: string, at: number, width: number): string {
+  if (text.length <= width) return text;
+  // Some context before the first match, then cut at word boundaries.
+  let start = Math.max(0, at - Math.floor(width / 4));
+  if (start > 0) {
+    const space = text.indexOf(' ', start);
+    start = space >= 0 && space < at ? space + 1 : start;
+  }
+  let end = Math.min(text.length, start + width);
+  if (end < text.length) {
+    const space = text.lastIndexOf(' ', end);
+    if (space > start + width / 2) end = space;
+  }
+  return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
 }
 
 /**
  * The window of `text` holding the most distinct query terms (ties: the earliest), widened to whole
- * words. Deterministic: the same input gives the same snippet.
+ * words. Prepares the text on the spot: for a text searched once; an index keeps SnippetTexts.
  */
 export function bestWindow(
   text: string,
@@ -80,61 +170,49 @@ export function bestWindow(
   queryTerms: ReadonlySet<string>,
   width = SNIPPET_CHARS,
 ): { text: string; hits: number } {
-  const matches = findMatches(text, analyzer, queryTerms);
-  let bestStart = 0;
-  let bestHits = 0;
-  for (let i = 0; i < matches.length; i++) {
-    const distinct = new Set<string>();
-    for (let j = i; j < matches.length && matches[j].end - matches[i].start <= width; j++) {
-      for (const t of matches[j].terms) distinct.add(t);
-    }
-    if (distinct.size > bestHits) {
-      bestHits = distinct.size;
-      bestStart = matches[i].start;
-    }
-  }
-  if (text.length <= width) return { text, hits: bestHits };
-  // Some context before the first match, then cut at word boundaries.
-  let start = Math.max(0, bestStart - Math.floor(width / 4));
-  if (start > 0) {
-    const space = text.indexOf(' ', start);
-    start = space >= 0 && space < bestStart ? space + 1 : start;
-  }
-  let end = Math.min(text.length, start + width);
-  if (end < text.length) {
-    const space = text.lastIndexOf(' ', end);
-    if (space > start + width / 2) end = space;
-  }
-  return {
-    text: `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`,
-    hits: bestHits,
-  };
+  const ids = new TermIds();
+  const prepared = SnippetText.prepare(text, analyzer, ids);
+  return ids.withQuery(queryTerms, (bits) => prepared.window(bits, width));
 }
 
 /**
- * The snippet of one result (`fields.body` already plain text, see toPlainText): the best window of the body when the body matched, else of another
- * matched field (tags, author, ...), else the start of the body (the title is shown anyway), else the title.
+ * The snippet of one result: the best window of the body when the body matched, else of another
+ * matched field (tags, author: short, prepared on the spot), else the start of the body (the title is
+ * shown anyway), else the title.
  */
+export function snippetOf(
+  body: SnippetText,
+  bits: QueryBits,
+  fields: Partial<Record<TextField, string>>,
+  analyzer: TextAnalyzer,
+  queryTerms: ReadonlySet<string>,
+  matchedFields: TextField[],
+): Snippet {
+  const win = body.window(bits);
+  if (win.hits > 0) return { field: 'body', text: win.text, matched_fields: matchedFields };
+  for (const f of matchedFields) {
+    if (f === 'body' || f === 'title' || !fields[f]) continue;
+    const other = bestWindow(fields[f]!.replace(/\s+/g, ' ').trim(), analyzer, queryTerms);
+    if (other.hits > 0) return { field: f, text: other.text, matched_fields: matchedFields };
+  }
+  if (body.text) return { field: 'body', text: win.text, matched_fields: matchedFields };
+  return {
+    field: 'title',
+    text: (fields.title ?? '').slice(0, SNIPPET_CHARS),
+    matched_fields: matchedFields,
+  };
+}
+
+/** `snippetOf` for fields given as strings (`fields.body` already plain text, see toPlainText). */
 export function buildSnippet(
   fields: Partial<Record<TextField, string>>,
   analyzer: TextAnalyzer,
   queryTerms: ReadonlySet<string>,
   matchedFields: TextField[],
 ): Snippet {
-  const body = fields.body ?? '';
-  const candidates: [TextField, string][] = [['body', body]];
-  for (const f of matchedFields)
-    if (f !== 'body' && f !== 'title' && fields[f])
-      candidates.push([f, fields[f]!.replace(/\s+/g, ' ').trim()]);
-  for (const [field, text] of candidates) {
-    const win = bestWindow(text, analyzer, queryTerms);
-    if (win.hits > 0) return { field, text: win.text, matched_fields: matchedFields };
-  }
-  if (body)
-    return { field: 'body', text: bestWindow(body, analyzer, new Set()).text, matched_fields: matchedFields };
-  return {
-    field: 'title',
-    text: (fields.title ?? '').slice(0, SNIPPET_CHARS),
-    matched_fields: matchedFields,
-  };
+  const ids = new TermIds();
+  const body = SnippetText.prepare(fields.body ?? '', analyzer, ids);
+  return ids.withQuery(queryTerms, (bits) =>
+    snippetOf(body, bits, fields, analyzer, queryTerms, matchedFields),
+  );
 }

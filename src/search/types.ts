@@ -76,3 +76,119 @@ export interface SearchResponse {
   /** With `groupBy`: the groups, ordered by their best hit. */
   groups?: SearchGroup[];
 }
+
+// ---- The whole search: what OramaSearchService.query takes and gives.
+
+export const SEARCH_MODES = ['hybrid', 'bm25', 'semantic'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+export const RELATIONS = ['parent', 'children', 'references'] as const;
+export type Relation = (typeof RELATIONS)[number];
+
+/** A document and its score in one retriever's list. */
+export interface Scored {
+  id: string;
+  score: number;
+}
+
+/**
+ * The vector half of hybrid search, as the search service sees it (embeddings/semantic-search.ts is
+ * the implementation): lexical search never waits for it.
+ */
+export interface VectorRetriever {
+  /** `ready` once every document is embedded; until then searches run bm25 and say why. */
+  readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
+  /** Why it is not ready, for a warning: "still being built (120/5692 chunks embedded)". */
+  progress(): string;
+  /** Whether the model can read this query (an English-only model cannot read Russian). */
+  supports(query: string): boolean;
+  /** The `k` nearest documents by cosine, among those `allowed` passes. */
+  search(query: string, k: number, allowed?: (id: string) => boolean): Promise<Scored[]>;
+}
+
+/** An item linked to another: its parent, a child, or a reference either way. */
+export interface Neighbor {
+  id: string;
+  relation: Relation;
+}
+
+/** The links between documents, for related items (search/related.ts builds one from items). */
+export interface Neighbors {
+  neighbors(id: string, relations: ReadonlySet<Relation>): Neighbor[];
+}
+
+/** One search, validated: the query, filters, mode, paging, grouping and related items. */
+export interface SearchQuery {
+  /** The query as typed, trimmed, not empty. */
+  text: string;
+  matchMode: 'simple' | 'raw';
+  filters: SearchFilters;
+  sort: 'relevant' | 'recent';
+  conjunctive: boolean;
+  /** The mode asked for; default hybrid when the vector retriever is ready, else bm25. */
+  mode?: SearchMode;
+  limit: number;
+  offset: number;
+  groupBy?: 'type';
+  /** Add items linked to the page's hits, up to `maxHops` links away. */
+  related?: { maxHops: number; relations: readonly Relation[] };
+  /** Add each result's lexical, vector and final score. */
+  includeScores: boolean;
+}
+
+export interface Snippet {
+  /** The field the text comes from. */
+  field: TextField;
+  /** About 120 characters (SNIPPET_CHARS) of plain text around the best match. */
+  text: string;
+  /** Fields in which query terms matched. */
+  matched_fields: TextField[];
+}
+
+export interface SearchResult {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  /** Relative to the backlog root. */
+  path: string;
+  snippet: Snippet;
+  matched_fields: TextField[];
+  score?: number;
+  /** With include_scores: the BM25F score, the vector similarity (null when that retriever did not find it) and the final score. */
+  scores?: { lexical: number | null; vector: number | null; final: number };
+  /** Which retriever found it: words (`lexical`), meaning (`semantic`), or `both`; `related` for linked items. */
+  match: 'lexical' | 'semantic' | 'both' | 'related';
+  content?: string;
+}
+
+/** An item linked to a hit (include_related). */
+export interface RelatedResult extends SearchResult {
+  distance: number;
+  via: string;
+  source: string;
+  relation: Relation;
+}
+
+export interface ResultGroup {
+  key: string;
+  /** Matches in this group (all pages). */
+  count: number;
+  /** The group's best results, ranked, at most `limit`. */
+  results: SearchResult[];
+}
+
+/** What OramaSearchService.query answers: ranked results with snippets, and what ran. */
+export interface SearchOutcome {
+  results: SearchResult[];
+  total: number;
+  /** The mode that actually ran. */
+  mode: SearchMode;
+  /** Offset of the next page, when there is one. */
+  next_offset?: number;
+  /** Something the caller should know, e.g. a requested mode that is not available. */
+  warnings: string[];
+  groups?: ResultGroup[];
+  related?: RelatedResult[];
+}

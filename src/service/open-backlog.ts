@@ -4,7 +4,7 @@ import { BacklogError, errors } from '../errors.js';
 import type { SearchSettings } from '../search/orama-search-service.js';
 import { BacklogService } from './backlog-service.js';
 import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
-import type { EmbedMissing } from './semantic.js';
+import type { EmbedMissing } from '../embeddings/semantic-search.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import type { Limits } from './limits.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';

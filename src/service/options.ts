@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BacklogError } from '../errors.js';
 import { ITEM_TYPES } from '../storage/types.js';
+import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
 export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
@@ -35,10 +36,7 @@ export const filterShape = {
   file_type: oneOrMany(z.string()).optional().describe('extensions without the dot: md, json, yaml'),
 };
 
-export const SEARCH_MODES = ['hybrid', 'bm25', 'semantic'] as const;
-export const RELATIONS = ['parent', 'children', 'references'] as const;
-export type Relation = (typeof RELATIONS)[number];
-export type SearchMode = (typeof SEARCH_MODES)[number];
+export { SEARCH_MODES, RELATIONS, type Relation, type SearchMode };
 
 /** The options of `searchUnified`: the one schema the CLI, MCP tools and HTTP API all validate with. */
 export const searchOptionsSchema = z
@@ -182,4 +180,47 @@ function hintFor(field: string): string {
     default:
       return `Check the value of "${field}".`;
   }
+}
+
+/** Renames accepted aliases (q -> query, top_k -> limit, id -> ids, ...); anything else unknown is left for the strict schema to reject. */
+export function normalizeArgs(
+  raw: unknown,
+  known: readonly string[],
+  aliases: Record<string, string> = {},
+  nullIsUnset = false,
+): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new BacklogError(
+      'INVALID_FILTER',
+      'arguments must be an object',
+      'Pass the options as a JSON object, e.g. {"query": "login"}.',
+    );
+  // A Map, then own properties: a key named `__proto__` stays an (unknown) option, never a prototype.
+  const out = new Map<string, unknown>();
+  const entries = Object.entries(raw as Record<string, unknown>).filter(
+    ([, v]) => !(nullIsUnset && v === null),
+  );
+  for (const [key, value] of entries) if (known.includes(key)) out.set(key, value);
+  for (const [key, value] of entries) {
+    if (known.includes(key)) continue;
+    const target = Object.hasOwn(aliases, key)
+      ? aliases[key]
+      : Object.hasOwn(OPTION_ALIASES, key)
+        ? OPTION_ALIASES[key]
+        : undefined;
+    if (target === undefined || !known.includes(target)) {
+      out.set(key, value);
+      continue;
+    }
+    if (out.has(target))
+      throw new BacklogError(
+        'INVALID_FILTER',
+        `"${key}" and "${target}" were both given`,
+        `"${key}" is another name for "${target}"; pass only "${target}".`,
+        { field: key },
+      );
+    out.set(target, value);
+  }
+  return Object.fromEntries(out);
 }

@@ -1,5 +1,5 @@
 /**
- * Live updates: a chokidar watcher on the backlog root that keeps a BacklogService in step with the
+ * Live updates: a chokidar watcher on the backlog root that keeps a BacklogService (a WatchTarget) in step with the
  * files. Adds and changes go through `service.applyFile`, deletes through `service.removeFile`; a
  * rename arrives as unlink + add. Events are debounced per path (a burst of writes to one file is
  * read once, after it settles) and applied one at a time, in order, so the index is updated within
@@ -9,7 +9,15 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { Stats } from 'node:fs';
 import { isIgnoredPath, toRelative } from '../storage/backlog-store.js';
 import { TEXT_EXTENSIONS, fileType } from '../storage/parse.js';
-import type { BacklogService } from './backlog-service.js';
+
+/** What the watcher keeps in step (BacklogService gives it; nothing here imports the service). */
+export interface WatchTarget {
+  readonly dir: string;
+  applyFile(relPath: string): Promise<unknown>;
+  removeFile(relPath: string): boolean;
+  ids(): string[];
+  get(id: string): { path: string };
+}
 
 export interface WatchOptions {
   /** Quiet time after the last event for a path before it is applied (default 50 ms). */
@@ -41,7 +49,7 @@ function isBacklogFile(rel: string): boolean {
 
 /** Starts watching `service.dir`; resolves when the watcher is ready (its initial scan is done). */
 export async function watchBacklog(
-  service: BacklogService,
+  service: WatchTarget,
   options: WatchOptions = {},
 ): Promise<BacklogWatcher> {
   const root = service.dir;

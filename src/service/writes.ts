@@ -3,324 +3,34 @@
  * validated first (nothing is written on an error), goes to disk atomically, and is applied to the
  * index before the call returns. Only the file being written is ever touched.
  */
-import { summarize } from './summary.js';
-import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
-import { readdir, stat, unlink } from 'node:fs/promises';
-import { join, sep } from 'node:path';
-import { z } from 'zod';
+import { stat, unlink } from 'node:fs/promises';
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { MAX_FILE_BYTES, isIgnoredPath, writeFileAtomic } from '../storage/backlog-store.js';
+import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
 import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri } from '../storage/parse.js';
-import { FIELD_ALIASES, PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
-import { STATUSES } from '../storage/types.js';
-import { createFileExclusive, tryCreateMarker } from '../storage/write-file.js';
+import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
+import { FIELD_ALIASES } from '../storage/schema.js';
+import { createFileExclusive } from '../storage/write-file.js';
+import { allocateId, slugify, stateOf } from './id-allocation.js';
+import { summarize } from './summary.js';
 import {
-  checkRelativePath,
-  readInsideRoot,
-  resolveFolderForWrite,
-  resolveForWrite,
-} from '../storage/root-path.js';
-import type { BacklogService, ItemSummary } from './backlog-service.js';
-import { oneOrMany, toBacklogError } from './options.js';
+  FIELD_HINTS,
+  createInputSchema,
+  deleteInputSchema,
+  parseInput,
+  throwField,
+  updateInputSchema,
+  validateFrontmatter,
+  writeResourceInputSchema,
+  type CreateInput,
+  type DeleteInput,
+  type UpdateInput,
+  type WriteResourceInput,
+  type WriteResult,
+  type WriteTarget,
+} from './write-inputs.js';
 
-// ---------------------------------------------------------------------------------------------
-// Input schemas (strict: an unknown key is an error). The MCP tools and the HTTP API use these.
-
-const FIELD_NAME = /^[A-Za-z_][\w-]*$/;
-const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]);
-const extraFields = z
-  .record(
-    z.string().regex(FIELD_NAME, 'expected a plain frontmatter key (letters, digits, _ and -)'),
-    extraValue,
-  )
-  .describe('other frontmatter fields, e.g. {"milestone": "v2"}; null removes a field (update)');
-const list = (what: string) => oneOrMany(z.string()).describe(`${what}: a list or a comma-separated string`);
-
-const patchShape = {
-  title: z.string().trim().min(1).max(300).describe('one-line title'),
-  status: z.enum(STATUSES).describe(STATUSES.join(', ')),
-  parent_id: z
-    .string()
-    .trim()
-    .min(1)
-    .nullable()
-    .describe('id of the parent epic or task, e.g. EPIC-0001 (null: no parent)'),
-  tags: list('tags'),
-  author: z.string().trim().min(1).nullable(),
-  assignee: z.string().trim().min(1).nullable(),
-  priority: z.enum(PRIORITIES).nullable().describe(PRIORITIES.join(', ')),
-  references: list('ids or URLs this item refers to'),
-};
-
-export const createInputSchema = z
-  .object({
-    type: z.enum(['task', 'epic']).default('task').describe('task (default) or epic'),
-    title: patchShape.title,
-    status: patchShape.status.default('open'),
-    parent_id: patchShape.parent_id.optional(),
-    tags: patchShape.tags.optional(),
-    author: patchShape.author.optional(),
-    assignee: patchShape.assignee.optional(),
-    priority: patchShape.priority.optional(),
-    references: patchShape.references.optional(),
-    body: z.string().max(MAX_FILE_BYTES).default('').describe('markdown body'),
-    fields: extraFields.optional(),
-  })
-  .strict();
-
-export const updateInputSchema = z
-  .object({
-    id: z.string().trim().min(1).describe('the task or epic to change, e.g. TASK-0001'),
-    title: patchShape.title.optional(),
-    type: z.enum(['task', 'epic']).optional(),
-    status: patchShape.status.optional(),
-    parent_id: patchShape.parent_id.optional(),
-    tags: patchShape.tags.nullable().optional(),
-    author: patchShape.author.optional(),
-    assignee: patchShape.assignee.optional(),
-    priority: patchShape.priority.optional(),
-    references: patchShape.references.nullable().optional(),
-    body: z.string().max(MAX_FILE_BYTES).optional().describe('replaces the whole body'),
-    append: z.string().max(MAX_FILE_BYTES).optional().describe('added at the end of the body, on a new line'),
-    old_string: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('exact text of the body to replace (with new_string); must occur once unless replace_all'),
-    new_string: z.string().optional(),
-    replace_all: z.boolean().default(false),
-    fields: extraFields.optional(),
-    expected_updated_at: z
-      .string()
-      .optional()
-      .describe("fail with CONFLICT unless the item's updated_at is still this value"),
-  })
-  .strict();
-
-export const deleteInputSchema = z
-  .object({
-    id: z.string().trim().min(1).describe('id, resource URI or path of the item to delete'),
-    force: z
-      .boolean()
-      .default(false)
-      .describe('delete a task or epic that has children (they keep a dangling parent_id)'),
-  })
-  .strict();
-
-export const RESOURCE_WRITE_MODES = ['create', 'overwrite', 'append', 'replace'] as const;
-
-export const writeResourceInputSchema = z
-  .object({
-    path: z
-      .string()
-      .trim()
-      .min(1)
-      .describe(
-        'path relative to the backlog root (or mcp://backlog/<path>), e.g. resources/notes/meeting.md',
-      ),
-    mode: z
-      .enum(RESOURCE_WRITE_MODES)
-      .optional()
-      .describe(
-        'create (default; fails if the file exists), overwrite (create or replace all), append, replace (old_string -> new_string; the default when old_string is given)',
-      ),
-    content: z.string().max(MAX_FILE_BYTES).optional().describe('the text for create, overwrite and append'),
-    old_string: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('replace: exact text to find; must occur exactly once unless replace_all'),
-    new_string: z.string().optional().describe('replace: the text to put instead'),
-    replace_all: z.boolean().default(false),
-  })
-  .strict();
-
-export type CreateInput = z.input<typeof createInputSchema>;
-export type UpdateInput = z.input<typeof updateInputSchema>;
-export type DeleteInput = z.input<typeof deleteInputSchema>;
-export type WriteResourceInput = z.input<typeof writeResourceInputSchema>;
-
-export interface WriteResult {
-  action: 'created' | 'updated' | 'deleted' | 'overwritten' | 'appended' | 'replaced';
-  id: string;
-  /** Relative to the backlog root. */
-  path: string;
-  uri: string;
-  /** The item as indexed after the write; null after a delete. */
-  item: ItemSummary | null;
-  /** replace: how many occurrences were replaced. */
-  replacements?: number;
-  /** delete with force: children left with a dangling parent_id. */
-  orphaned?: string[];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Validation errors
-
-const FIELD_HINTS: Record<string, string> = {
-  status: `Use one of: ${STATUSES.join(', ')}.`,
-  priority: `Use one of: ${PRIORITIES.join(', ')}, or null.`,
-  type: 'Use task or epic.',
-  title: 'Pass a non-empty one-line title (at most 300 characters).',
-  parent_id: 'Pass the id of an existing task or epic, e.g. EPIC-0001, or null.',
-  id: 'Pass the id of a task or epic (TASK-0001, EPIC-0001), a resource URI or a path.',
-  path: 'Pass a path relative to the backlog root, e.g. resources/notes/meeting.md (no "..", no leading "/", no hidden folders).',
-  mode: `Use one of: ${RESOURCE_WRITE_MODES.join(', ')}.`,
-  fields:
-    'Pass an object of extra frontmatter fields with string, number, boolean, null or string-list values.',
-};
-
-function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.output<S> {
-  const parsed = schema.safeParse(raw ?? {});
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  if (issue.code === 'unrecognized_keys') throw toBacklogError(parsed.error, Object.keys(schema.shape));
-  const field = String(issue.path[0] ?? 'input');
-  const missing = issue.code === 'invalid_type' && issue.message.includes('undefined');
-  const values = issue.code === 'invalid_value' ? issue.values.map(String).join(', ') : '';
-  const hint = FIELD_HINTS[field] ?? (values ? `Use one of: ${values}.` : `Check the value of "${field}".`);
-  return throwField(field, missing ? `${field} is required` : `${field}: ${issue.message}`, hint);
-}
-
-function throwField(field: string, message: string, hint: string): never {
-  throw new BacklogError('INVALID_FILTER', message, hint, { field });
-}
-
-/**
- * Strict check of the frontmatter about to be written (taskFrontmatterSchema). `given` are the fields
- * the caller passed; a failing field the caller did not pass comes from the file as it is.
- */
-function validateFrontmatter(fm: Record<string, unknown>, given?: ReadonlySet<string>): void {
-  const result = taskFrontmatterSchema.safeParse(fm);
-  if (result.success) return;
-  const issue = result.error.issues[0];
-  const field = String(issue.path[0] ?? 'frontmatter');
-  const value = fm[field] === undefined ? 'missing' : JSON.stringify(fm[field]);
-  if (given && !given.has(field)) {
-    const hint =
-      field === 'id'
-        ? 'Only tasks whose id looks like TASK-0001 or EPIC-0001 can be changed through this tool; edit this file by hand.'
-        : `Pass ${field} too, to replace the file's value (${FIELD_HINTS[field] ?? 'see the task schema'})`;
-    throwField(
-      field,
-      `the file's ${field} ${value} does not fit the task schema (${issue.message}); nothing was written`,
-      hint,
-    );
-  }
-  throwField(
-    field,
-    `${field} ${value} does not fit the task schema (${issue.message}); nothing was written`,
-    FIELD_HINTS[field] ?? `Pass a valid ${field}.`,
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Locks: one in-process mutex per key, shared by every service on the same folder
-
-class KeyedMutex {
-  private tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
-    this.tails.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-}
-
-interface FolderState {
-  locks: KeyedMutex;
-  /** Highest number handed out per prefix, so in-process allocations never race for the same marker. */
-  last: Map<string, number>;
-}
-const folders = new Map<string, FolderState>();
-
-function stateOf(dir: string): FolderState {
-  let state = folders.get(dir);
-  if (!state) folders.set(dir, (state = { locks: new KeyedMutex(), last: new Map() }));
-  return state;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Ids and file names
-
-const ID_PREFIX = /^(task|epic)-0*(\d+)(?!\d)/i;
-
-function numberOf(id: string, prefix: string): number {
-  const m = ID_PREFIX.exec(id);
-  return m && m[1].toUpperCase() === prefix ? Number(m[2]) : 0;
-}
-
-function formatId(prefix: string, n: number): string {
-  return `${prefix}-${String(n).padStart(4, '0')}`;
-}
-
-async function fileNamesUnder(folder: string, recursive: boolean): Promise<string[]> {
-  try {
-    const names = await readdir(folder, { recursive });
-    return names.map((n) => n.slice(n.lastIndexOf(sep) + 1));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-}
-
-/**
- * The next free id. In one process allocations are serialized; across processes a marker file
- * `tasks/.<ID>.lock` is taken with the exclusive `wx` flag, and the id is re-checked against the
- * files on disk once the marker is held. The caller removes the marker after creating the file.
- */
-async function allocateId(
-  service: BacklogService,
-  prefix: 'TASK' | 'EPIC',
-): Promise<{ id: string; release: () => Promise<void> }> {
-  const state = stateOf(service.dir);
-  const tasksDir = await resolveFolderForWrite(service.dir, 'tasks');
-  return state.locks.run(`alloc:${prefix}`, async () => {
-    let max = state.last.get(prefix) ?? 0;
-    for (const id of service.ids()) max = Math.max(max, numberOf(id, prefix));
-    for (const name of await fileNamesUnder(tasksDir, true)) max = Math.max(max, numberOf(name, prefix));
-    for (let n = max + 1; n < max + 1000; n++) {
-      const id = formatId(prefix, n);
-      const marker = join(tasksDir, `.${id}.lock`);
-      if (!(await tryCreateMarker(marker))) continue;
-      const taken =
-        service.resolve(id) !== undefined ||
-        (await fileNamesUnder(tasksDir, false)).some((name) => numberOf(name, prefix) === n);
-      if (taken) {
-        await unlink(marker).catch(() => undefined);
-        continue;
-      }
-      state.last.set(prefix, n);
-      return { id, release: () => unlink(marker).catch(() => undefined) };
-    }
-    throw errors.internal(
-      `could not allocate a ${prefix} id: 1000 candidates after ${formatId(prefix, max)} are locked`,
-    );
-  });
-}
-
-/** `Add rate-limit to the login endpoint!` -> `add-rate-limit-to-the-login-endpoint` (letters of any script kept). */
-export function slugify(title: string, max = 60): string {
-  const slug = title
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, '-')
-    .replace(/^-+|-+$/g, '');
-  if (slug.length <= max) return slug;
-  const cut = slug.slice(0, max);
-  const dash = cut.lastIndexOf('-');
-  return (dash > max / 2 ? cut.slice(0, dash) : cut).replace(/-+$/, '');
-}
+export { slugify } from './id-allocation.js';
 
 // ---------------------------------------------------------------------------------------------
 // Frontmatter
@@ -388,7 +98,7 @@ function readFrontmatter(text: string, path: string): { fm: Record<string, unkno
 }
 
 /** The canonical id of an existing task or epic to use as parent; rejects cycles. */
-function resolveParent(service: BacklogService, ref: string, self?: string): string {
+function resolveParent(service: WriteTarget, ref: string, self?: string): string {
   const id = service.resolve(ref);
   if (!id) throwField('parent_id', `parent_id: no item with id "${ref}"`, FIELD_HINTS.parent_id);
   const parent = service.get(id);
@@ -505,7 +215,7 @@ function fsError(err: unknown, rel: string): never {
 }
 
 async function applied(
-  service: BacklogService,
+  service: WriteTarget,
   rel: string,
   action: WriteResult['action'],
   extra: Partial<WriteResult> = {},
@@ -524,7 +234,7 @@ async function applied(
 // ---------------------------------------------------------------------------------------------
 // The writes
 
-export async function createItem(service: BacklogService, raw: CreateInput): Promise<WriteResult> {
+export async function createItem(service: WriteTarget, raw: CreateInput): Promise<WriteResult> {
   const input = parseInput(createInputSchema, raw);
   checkExtraFields(input.fields);
   const parent = input.parent_id ? resolveParent(service, input.parent_id) : undefined;
@@ -564,7 +274,7 @@ export async function createItem(service: BacklogService, raw: CreateInput): Pro
   return applied(service, rel, 'created');
 }
 
-export async function updateItem(service: BacklogService, raw: UpdateInput): Promise<WriteResult> {
+export async function updateItem(service: WriteTarget, raw: UpdateInput): Promise<WriteResult> {
   const input = parseInput(updateInputSchema, raw);
   checkExtraFields(input.fields);
   const bodyOps = [
@@ -689,10 +399,10 @@ export async function updateItem(service: BacklogService, raw: UpdateInput): Pro
   });
 }
 
-export async function deleteItem(service: BacklogService, raw: DeleteInput): Promise<WriteResult> {
+export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promise<WriteResult> {
   const input = parseInput(deleteInputSchema, raw);
   const item = service.get(input.id);
-  const children = service.getMetadata(item.id).links.children;
+  const children = service.children(item.id);
   if (children.length && !input.force) {
     throw new BacklogError(
       'CONFLICT',
@@ -720,10 +430,7 @@ export async function deleteItem(service: BacklogService, raw: DeleteInput): Pro
   });
 }
 
-export async function writeResourceFile(
-  service: BacklogService,
-  raw: WriteResourceInput,
-): Promise<WriteResult> {
+export async function writeResourceFile(service: WriteTarget, raw: WriteResourceInput): Promise<WriteResult> {
   const input = parseInput(writeResourceInputSchema, raw);
   const rel = safeResourcePath(input.path);
   const mode = input.mode ?? (input.old_string !== undefined ? 'replace' : 'create');

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { BacklogError, errors } from '../../errors.js';
+import type { BacklogService } from '../../service/backlog-service.js';
+import { oneOrMany } from '../../service/options.js';
+import { itemText, itemView } from '../format.js';
+import { errorShape, itemShape, output } from '../shapes.js';
+import { READ_ONLY, parseStrict, type ToolSpec } from '../tool.js';
+
+/** Default and maximum characters of content per item returned by backlog_get. */
+export const GET_CONTENT_DEFAULT = 20_000;
+export const GET_CONTENT_MAX = 200_000;
+
+export const getInputSchema = z
+  .object({
+    ids: oneOrMany(z.string()).describe(
+      'one id or a list: TASK-0001, EPIC-0002, mcp://backlog/resources/adr/0001-x.md, or a path relative to the backlog root',
+    ),
+    max_chars: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(GET_CONTENT_MAX)
+      .default(GET_CONTENT_DEFAULT)
+      .describe(
+        `characters of content per item (default ${GET_CONTENT_DEFAULT}); longer content is cut with truncated: true`,
+      ),
+    content_offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('start of the content window (use next_content_offset to read on)'),
+  })
+  .strict();
+
+export function getTool(service: BacklogService): ToolSpec {
+  return {
+    title: 'Get backlog items',
+    description:
+      'Content and fields of one item or a list: task/epic ids (TASK-0001), resource URIs (mcp://backlog/resources/...) or paths, as returned by backlog_search. In a list, an unknown id gets its own NOT_FOUND entry and the others are returned; a single unknown id is a NOT_FOUND error. ' +
+      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut with truncated: true; read on with content_offset. Example: {"ids": ["TASK-0001", "EPIC-0001"]}`,
+    strict: getInputSchema,
+    output: output({
+      items: z
+        .array(
+          z.union([
+            z.object({ id: z.string(), status: z.literal('ok'), item: itemShape }),
+            z.object({ id: z.string(), status: z.literal('error'), error: errorShape }),
+          ]),
+        )
+        .optional(),
+      found: z.number().int().optional(),
+      missing: z.number().int().optional(),
+    }),
+    annotations: READ_ONLY,
+    aliases: { id: 'ids', items: 'ids', paths: 'ids', path: 'ids', uri: 'ids', uris: 'ids' },
+    nullIsUnset: true,
+    run: (args) => {
+      const input = parseStrict(getInputSchema, args);
+      if (input.ids.length === 0)
+        throw new BacklogError(
+          'INVALID_FILTER',
+          'ids is empty',
+          'Pass at least one id, e.g. {"ids": "TASK-0001"}.',
+          { field: 'ids' },
+        );
+      if (input.ids.length === 1) service.get(input.ids[0]); // a single unknown id is an error, not an entry
+      const found = service.get(input.ids);
+      const chars = found.reduce(
+        (n, e) =>
+          n +
+          (e.status === 'ok'
+            ? Math.min(input.max_chars, Math.max(0, e.item.body.length - input.content_offset))
+            : 0),
+        0,
+      );
+      if (chars > service.limits.maxResponseChars)
+        throw errors.inputTooLarge(
+          'ids',
+          `the content asked for is ${chars} characters, over the budget of ${service.limits.maxResponseChars} (limits.maxResponseChars)`,
+          'Ask for fewer ids, or a smaller max_chars, and read on with content_offset.',
+          { limit: service.limits.maxResponseChars },
+        );
+      const entries = found.map((e) =>
+        e.status === 'ok'
+          ? {
+              id: e.id,
+              status: 'ok' as const,
+              item: itemView(e.item, input.max_chars, input.content_offset),
+            }
+          : e,
+      );
+      const ok = entries.filter((e) => e.status === 'ok').length;
+      const text = entries
+        .map((e) =>
+          e.status === 'ok' ? itemText(e.item) : `${e.id}: error ${e.error.code}: ${e.error.message}`,
+        )
+        .join('\n\n---\n\n');
+      return { structured: { items: entries, found: ok, missing: entries.length - ok }, text };
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { BacklogService } from '../../service/backlog-service.js';
+import { updateInputSchema } from '../../service/write-inputs.js';
+import { writeOutput } from '../format.js';
+import { output, writeShape } from '../shapes.js';
+import { type ToolSpec } from '../tool.js';
+import { WRITE_ALIASES } from './create.js';
+
+export function updateTool(service: BacklogService): ToolSpec {
+  return {
+    title: 'Update a task or epic',
+    description:
+      'Patches a task or epic: only the fields given change (null clears one), updated_at is set. Body edits: body replaces it, append adds to it, old_string + new_string edits one passage (CONFLICT if absent or ambiguous). expected_updated_at guards against lost updates. Example: {"id": "TASK-0001", "status": "done", "append": "Shipped in 2.4."}',
+    strict: updateInputSchema,
+    output: output(writeShape),
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    aliases: { ...WRITE_ALIASES, ids: 'id' },
+    run: async (args) => writeOutput(await service.update(args as Parameters<BacklogService['update']>[0])),
+  };
+}

@@ -1,0 +1,378 @@
+/**
+ * OramaSearchService: the search, in one place. It indexes documents with BM25F over Orama
+ * (lexical-index.ts), asks a vector retriever for meaning (embeddings/semantic-search.ts, through the
+ * VectorRetriever interface), fuses the two lists (normalize, then multiply: hybrid.ts, fusion.ts), routes
+ * ids, groups, adds related items (related.ts), and builds each result with its snippet from what was kept
+ * at index time (result-store.ts). `query()` answers one validated request; BacklogService.searchUnified
+ * is the façade every surface calls.
+ */
+import { DEFAULT_HYBRID_SETTINGS, hybridRank, type HybridSettings } from './hybrid.js';
+import { LexicalIndex, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './lexical-index.js';
+import { parseRawQuery, positiveText } from './query-parser.js';
+import { findRelated } from './related.js';
+import { ResultStore } from './result-store.js';
+import type { QueryBits } from './snippet.js';
+import { idKey, type TextAnalyzer } from './tokenizer.js';
+import type {
+  Neighbors,
+  ResultGroup,
+  Scored,
+  SearchDocument,
+  SearchFilters,
+  SearchGroup,
+  SearchHit,
+  SearchMode,
+  SearchOutcome,
+  SearchQuery,
+  SearchRequest,
+  SearchResponse,
+  SearchResult,
+  VectorRetriever,
+} from './types.js';
+
+export { DEFAULT_SEARCH_SETTINGS, type SearchSettings };
+
+/** Fewer lexical matches than this: the rest of the page is filled from vector search (when it is ready). */
+const FALLBACK_BELOW = 3;
+/** Candidates each retriever gives hybrid fusion. */
+const HYBRID_CANDIDATES = 100;
+
+/** A ranked hit on its way to a result: which retriever found it and with what raw scores. */
+interface RankedHit extends SearchHit {
+  lexical: number | null;
+  vector: number | null;
+  match: SearchResult['match'];
+}
+
+function lexicalHit(h: SearchHit): RankedHit {
+  return {
+    id: h.id,
+    score: h.score,
+    matched_fields: h.matched_fields,
+    lexical: h.score,
+    vector: null,
+    match: 'lexical',
+  };
+}
+
+/** A document only vector search found: its cosine is its score. */
+function semanticHit(v: Scored): RankedHit {
+  return { id: v.id, score: v.score, matched_fields: [], lexical: null, vector: v.score, match: 'semantic' };
+}
+
+export interface OramaSearchServiceOptions {
+  /** Fusion and multipliers of hybrid search (DEFAULT_HYBRID_SETTINGS; docs/search.md). */
+  hybrid?: Partial<HybridSettings>;
+  /** The vector half; without one every search is bm25. */
+  vectors?: VectorRetriever;
+  /** The links between documents, for related items (built on demand by the caller). */
+  neighbors?: () => Neighbors;
+}
+
+export class OramaSearchService {
+  readonly settings: SearchSettings;
+  readonly analyzer: TextAnalyzer;
+  private readonly lexical: LexicalIndex;
+  private readonly results: ResultStore;
+  private readonly hybridSettings: HybridSettings;
+  private vectors: VectorRetriever | undefined;
+  private readonly neighbors: (() => Neighbors) | undefined;
+
+  constructor(settings: Partial<SearchSettings> = {}, options: OramaSearchServiceOptions = {}) {
+    this.lexical = new LexicalIndex(settings);
+    this.settings = this.lexical.settings;
+    this.analyzer = this.lexical.analyzer;
+    this.results = new ResultStore(this.analyzer);
+    this.hybridSettings = {
+      ...DEFAULT_HYBRID_SETTINGS,
+      ...options.hybrid,
+      multipliers: { ...DEFAULT_HYBRID_SETTINGS.multipliers, ...options.hybrid?.multipliers },
+    };
+    this.vectors = options.vectors;
+    this.neighbors = options.neighbors;
+  }
+
+  // ----- The index: documents in, documents out.
+
+  /** Number of indexed documents. */
+  get size(): number {
+    return this.lexical.size;
+  }
+
+  /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
+  async build(
+    docs: Iterable<SearchDocument>,
+    opts: { onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<void> {
+    const all = [...docs];
+    this.results.clear();
+    for (const doc of all) this.results.put(doc);
+    await this.lexical.build(all, opts);
+    this.results.warm();
+  }
+
+  /** Adds or replaces one document. */
+  upsert(doc: SearchDocument): void {
+    this.lexical.upsert(doc);
+    this.results.put(doc);
+  }
+
+  /** Removes a document; returns whether it was there. */
+  remove(id: string): boolean {
+    this.results.remove(id);
+    return this.lexical.remove(id);
+  }
+
+  /** The lexical index as bytes (see LexicalIndex.serialize); results are rebuilt from the documents. */
+  serialize(): Promise<Uint8Array> {
+    return this.lexical.serialize();
+  }
+
+  /** Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. */
+  restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
+    this.lexical.restore(bytes);
+    this.results.clear();
+    for (const doc of docs) this.results.put(doc);
+    this.results.warm();
+  }
+
+  /** Every indexed document's id. */
+  documentIds(): string[] {
+    return this.lexical.documentIds();
+  }
+
+  /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
+  resolveId(query: string): string | undefined {
+    return this.lexical.resolveId(query);
+  }
+
+  /** Ids of the documents passing `filters`; null when the filters are empty (everything passes). */
+  matchingIds(filters: SearchFilters): Set<string> | null {
+    return this.lexical.matchingIds(filters);
+  }
+
+  /** The best BM25F score any document could reach for this query (see LexicalIndex.upperBound). */
+  upperBound(query: string): number {
+    return this.lexical.upperBound(query);
+  }
+
+  /** The lexical retriever alone: ranked ids and BM25F scores (evaluations and benchmarks use it). */
+  search(req: SearchRequest): SearchResponse {
+    return this.lexical.search(req);
+  }
+
+  /** Sets (or clears) the vector retriever. */
+  setVectors(vectors: VectorRetriever | undefined): void {
+    this.vectors = vectors;
+  }
+
+  // ----- The whole search.
+
+  /** The mode a search runs in when it does not ask for one. */
+  defaultMode(): SearchMode {
+    return this.vectors?.state === 'ready' ? 'hybrid' : 'bm25';
+  }
+
+  /**
+   * One search: picks the mode (bm25 until the vectors are ready, and for queries the model cannot
+   * read), retrieves, fuses, routes ids, pages, groups, adds related items, and builds the results.
+   */
+  async query(q: SearchQuery): Promise<SearchOutcome> {
+    const positive = q.matchMode === 'raw' ? positiveText(parseRawQuery(q.text)) : q.text;
+    const warnings: string[] = [];
+    const vectors = this.vectors?.state === 'ready' ? this.vectors : undefined;
+    let mode: SearchMode = q.mode ?? (vectors ? 'hybrid' : 'bm25');
+    if (mode !== 'bm25' && !vectors) {
+      warnings.push(
+        `mode "${mode}" needs embeddings; the semantic index is ${this.vectors?.progress() ?? 'off (no embedding provider)'}; ran bm25`,
+      );
+      mode = 'bm25';
+    } else if (mode !== 'bm25' && !vectors!.supports(positive)) {
+      if (q.mode) warnings.push('the embedding model is English-only and this query is not; ran bm25');
+      mode = 'bm25';
+    }
+    const request: SearchRequest = {
+      query: q.text,
+      filters: q.filters,
+      sort: q.sort,
+      conjunctive: q.conjunctive,
+      matchMode: q.matchMode,
+    };
+    let ranked: RankedHit[];
+    let total: number;
+    let indexGroups: SearchGroup[] | undefined;
+
+    if (mode === 'bm25') {
+      // The index counts the groups and ranks each in the same pass as the page.
+      const found = this.lexical.search({ ...request, limit: q.limit, offset: q.offset, groupBy: q.groupBy });
+      ranked = found.hits.map(lexicalHit);
+      total = found.total;
+      indexGroups = found.groups;
+      // Too few words in common: fill from the nearest meanings, marked as such.
+      if (vectors && found.total < FALLBACK_BELOW && q.offset === 0) {
+        const seen = new Set(ranked.map((h) => h.id));
+        for (const v of await vectors.search(positive, q.limit, this.allowed(q.filters))) {
+          if (seen.has(v.id) || ranked.length >= q.limit) continue;
+          ranked.push(semanticHit(v));
+          total++;
+          indexGroups = undefined; // regrouped below, with the semantic hits
+        }
+      }
+    } else {
+      const depth = Math.max(HYBRID_CANDIDATES, q.offset + q.limit);
+      // The query is embedded in a worker thread: search the words while it runs.
+      const nearest = vectors!.search(positive, depth, this.allowed(q.filters));
+      let lexical: SearchResponse = { hits: [], total: 0 };
+      try {
+        if (mode === 'hybrid')
+          lexical = this.lexical.search({ ...request, sort: 'relevant', limit: depth, offset: 0 });
+      } catch (err) {
+        nearest.catch(() => undefined);
+        throw err;
+      }
+      let vector = await nearest;
+      // A boolean question (raw syntax, or every word required) is answered by the words; meaning
+      // only re-ranks those answers, it does not add documents the query excludes.
+      if (mode === 'hybrid' && (q.matchMode === 'raw' || q.conjunctive)) {
+        const matched = new Set(lexical.hits.map((h) => h.id));
+        vector = vector.filter((v) => matched.has(v.id));
+      }
+      ranked =
+        mode === 'semantic' ? vector.map(semanticHit) : this.fuse(q.text, positive, lexical.hits, vector);
+      total =
+        mode === 'semantic'
+          ? ranked.length
+          : lexical.total + ranked.filter((h) => h.match === 'semantic').length;
+      if (q.sort === 'recent') ranked.sort((a, b) => this.updatedMs(b.id) - this.updatedMs(a.id));
+      const routed = this.lexical.resolveId(q.text);
+      const at = routed ? ranked.findIndex((h) => h.id === routed) : -1;
+      if (at > 0 && q.sort !== 'recent') ranked.unshift(...ranked.splice(at, 1));
+    }
+
+    // bm25 asked the index for the page itself.
+    const page = mode === 'bm25' ? ranked : ranked.slice(q.offset, q.offset + q.limit);
+    const queryTerms = new Set(this.analyzer.queryTerms(positive));
+    // From here on, synchronous: the snippets read the query's terms marked once for the whole answer.
+    return this.results.withQuery(queryTerms, (bits) => {
+      const toResult = (hit: RankedHit) => this.toResult(hit, bits, queryTerms, q.includeScores);
+      const outcome: SearchOutcome = { results: page.map(toResult), total, mode, warnings };
+      if (q.offset + page.length < total) outcome.next_offset = q.offset + page.length;
+      if (q.groupBy)
+        outcome.groups = indexGroups
+          ? indexGroups.map((g) => ({
+              key: g.key,
+              count: g.count,
+              results: g.hits.map((h) => toResult(lexicalHit(h))),
+            }))
+          : this.groupByType(ranked, q.limit, toResult);
+      if (q.related && this.neighbors) {
+        // At most max(limit, 10): enough context for a short page, bounded for an agent's budget.
+        const related = findRelated(page, this.neighbors(), q.related.maxHops, new Set(q.related.relations));
+        outcome.related = related.slice(0, Math.max(q.limit, 10)).map((r) => ({
+          ...toResult({
+            id: r.id,
+            score: r.score,
+            matched_fields: [],
+            lexical: null,
+            vector: null,
+            match: 'related',
+          }),
+          distance: r.distance,
+          via: r.via,
+          source: r.source,
+          relation: r.relation,
+        }));
+      }
+      return outcome;
+    });
+  }
+
+  /** Hybrid: both lists normalized, fused and multiplied (hybrid.ts). */
+  private fuse(text: string, positive: string, lexical: SearchHit[], vector: Scored[]): RankedHit[] {
+    const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
+    const routed = this.lexical.resolveId(text);
+    const fused = hybridRank(
+      {
+        lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
+        vector,
+        lexicalUpperBound: this.lexical.upperBound(positive),
+        queryTerms: this.analyzer.queryTerms(positive),
+        queryIdKey: routed ? idKey(routed) : undefined,
+        facts: (id) => {
+          const f = this.results.fields(id);
+          return {
+            titleTerms: this.results.titleTerms(id),
+            idKey: idKey(f.id),
+            type: f.type,
+            updatedMs: f.updatedMs,
+          };
+        },
+      },
+      this.hybridSettings,
+    );
+    return fused.map((h) => ({
+      id: h.id,
+      score: h.score,
+      matched_fields: fields.get(h.id) ?? [],
+      lexical: h.lexical,
+      vector: h.vector,
+      match: h.lexical === null ? 'semantic' : h.vector === null ? 'lexical' : 'both',
+    }));
+  }
+
+  /** The filters as a predicate on ids for the vector retriever (undefined: everything passes). */
+  private allowed(filters: SearchFilters): ((id: string) => boolean) | undefined {
+    const ids = this.lexical.matchingIds(filters);
+    return ids ? (id) => ids.has(id) : undefined;
+  }
+
+  private updatedMs(id: string): number {
+    return this.results.has(id) ? this.results.fields(id).updatedMs : 0;
+  }
+
+  /** Groups ranked hits by type (their order kept inside each group); groups ordered by their best hit. */
+  private groupByType(
+    hits: RankedHit[],
+    limit: number,
+    toResult: (h: RankedHit) => SearchResult,
+  ): ResultGroup[] {
+    const groups = new Map<string, RankedHit[]>();
+    for (const h of hits) {
+      const key = this.results.fields(h.id).type;
+      const group = groups.get(key);
+      if (group) group.push(h);
+      else groups.set(key, [h]);
+    }
+    return [...groups].map(([key, list]) => ({
+      key,
+      count: list.length,
+      results: list.slice(0, limit).map(toResult),
+    }));
+  }
+
+  private toResult(
+    hit: RankedHit,
+    bits: QueryBits,
+    queryTerms: ReadonlySet<string>,
+    includeScores: boolean,
+  ): SearchResult {
+    const f = this.results.fields(hit.id);
+    const result: SearchResult = {
+      id: f.id,
+      type: f.type,
+      title: f.title,
+      status: f.status,
+      parent_id: f.parent_id,
+      path: f.path,
+      snippet: this.results.snippet(hit.id, bits, queryTerms, hit.matched_fields),
+      matched_fields: hit.matched_fields,
+      match: hit.match,
+    };
+    if (includeScores) {
+      const round = (n: number | null) => (n === null ? null : Number(n.toFixed(4)));
+      result.score = round(hit.score)!;
+      result.scores = { lexical: round(hit.lexical), vector: round(hit.vector), final: round(hit.score)! };
+    }
+    return result;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * What a result shows, kept at index time: each document's result fields, its title's terms (for the
+ * hybrid multipliers) and its body prepared for snippets (plain text with its word runs as term ids).
+ * Building a result is then lookups and integer comparisons, never re-reading or re-tokenizing a body.
+ *
+ * Preparing a body costs about as much as indexing it, so it is done once per document, lazily, and
+ * in the background after a build (a batch per tick): a search never waits for all of them.
+ */
+import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
+import type { TextAnalyzer } from './tokenizer.js';
+import type { SearchDocument, TextField } from './types.js';
+import type { ItemType } from '../storage/types.js';
+
+/** The fields of a result, as the document was indexed. */
+export interface ResultFields {
+  id: string;
+  type: ItemType;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  path: string;
+  updatedMs: number;
+}
+
+interface Stored {
+  fields: ResultFields;
+  /** The searchable body (markdown); made into `snippet` on first use. */
+  body: string;
+  tags: string;
+  author: string;
+  titleTerms?: string[];
+  snippet?: SnippetText;
+}
+
+export class ResultStore {
+  private readonly docs = new Map<string, Stored>();
+  private readonly termIds = new TermIds();
+  private warming: NodeJS.Timeout | null = null;
+
+  constructor(private readonly analyzer: TextAnalyzer) {}
+
+  put(doc: SearchDocument): void {
+    this.docs.set(doc.id, {
+      fields: {
+        id: doc.id,
+        type: doc.type ?? 'resource',
+        title: doc.title,
+        status: doc.status ?? null,
+        parent_id: doc.parent_id ?? null,
+        path: doc.path ?? doc.id,
+        updatedMs: doc.updated_ms ?? 0,
+      },
+      body: doc.body,
+      tags: (doc.tags ?? []).join(', '),
+      author: doc.author ?? '',
+    });
+  }
+
+  remove(id: string): void {
+    this.docs.delete(id);
+  }
+
+  clear(): void {
+    this.docs.clear();
+  }
+
+  has(id: string): boolean {
+    return this.docs.has(id);
+  }
+
+  fields(id: string): ResultFields {
+    return this.stored(id).fields;
+  }
+
+  /** The title's distinct query-side terms (the hybrid title multiplier compares them with the query's). */
+  titleTerms(id: string): string[] {
+    const doc = this.stored(id);
+    doc.titleTerms ??= this.analyzer.queryTerms(doc.fields.title);
+    return doc.titleTerms;
+  }
+
+  /** Runs `fn` (synchronously) with the query's terms marked for `snippet` (see TermIds.withQuery). */
+  withQuery<T>(queryTerms: Iterable<string>, fn: (bits: QueryBits) => T): T {
+    return this.termIds.withQuery(queryTerms, fn);
+  }
+
+  snippet(id: string, bits: QueryBits, queryTerms: ReadonlySet<string>, matchedFields: TextField[]): Snippet {
+    const doc = this.stored(id);
+    return snippetOf(
+      this.prepared(doc),
+      bits,
+      { title: doc.fields.title, tags: doc.tags, author: doc.author },
+      this.analyzer,
+      queryTerms,
+      matchedFields,
+    );
+  }
+
+  /**
+   * Prepares every body not yet prepared, a batch per tick, in the background (about as long as the
+   * build took): the first snippet of a long body would otherwise cost a query several ms.
+   */
+  warm(): void {
+    if (this.warming) return;
+    const pending = [...this.docs.values()];
+    const step = () => {
+      for (const doc of pending.splice(0, 50)) this.prepared(doc);
+      this.warming = pending.length ? setTimeout(step, 0) : null;
+      this.warming?.unref();
+    };
+    this.warming = setTimeout(step, 0);
+    this.warming.unref();
+  }
+
+  private prepared(doc: Stored): SnippetText {
+    doc.snippet ??= SnippetText.prepare(toPlainText(doc.body), this.analyzer, this.termIds);
+    return doc.snippet;
+  }
+
+  private stored(id: string): Stored {
+    const doc = this.docs.get(id);
+    if (!doc) throw new Error(`result store: no document ${id}`);
+    return doc;
+  }
+}

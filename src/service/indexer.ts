@@ -1,0 +1,379 @@
+/**
+ * Keeps the items, the search index and the semantic index in step with the files: the first load
+ * (from the persisted index when a valid one exists, reading only the files that changed since), then
+ * one file at a time as the watcher or a write reports it. It owns what reading the files found (their
+ * diagnostics), the persisted index's writes, and the change events the surfaces listen to.
+ */
+import { relative } from 'node:path';
+import type { SemanticSearch } from '../embeddings/semantic-search.js';
+import type { OramaSearchService } from '../search/orama-search-service.js';
+import {
+  isIgnoredPath,
+  linkDiagnostic,
+  loadBacklog,
+  loadFile,
+  loadFiles,
+  statFiles,
+  walkBacklog,
+} from '../storage/backlog-store.js';
+import { idKey } from '../storage/ids.js';
+import { lengthWithinWords, resourceUri } from '../storage/parse.js';
+import { isRelativeInside } from '../storage/root-path.js';
+import type { BacklogItem, Diagnostic } from '../storage/types.js';
+import { readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
+import type { ItemStore } from './item-store.js';
+import type { Limits } from './limits.js';
+
+/** One file applied to or removed from the index. */
+export interface BacklogChange {
+  kind: 'upsert' | 'remove';
+  /** Relative to the backlog root. */
+  path: string;
+  id: string;
+}
+
+/** What the persisted index did on the last start. */
+export interface CacheInfo {
+  path: string | null;
+  /** The cache was loaded (true) or the index was built from the files (false). */
+  used: boolean;
+  /** Files read because they changed, appeared or disappeared since the cache was written. */
+  changed: number;
+  bytes: number | null;
+}
+
+export type LoadProgress = (phase: 'read' | 'index', done: number, total: number) => void;
+
+/** Persisted-index writes wait this long after the last change, so a burst of edits writes once. */
+const CACHE_WRITE_DELAY_MS = 1000;
+
+export interface IndexerOptions {
+  dir: string;
+  store: ItemStore;
+  index: OramaSearchService;
+  semantic: SemanticSearch;
+  limits: Limits;
+  /** `.cache/index.bin`, or null for none. */
+  cachePath: string | null;
+  cacheVersion: string;
+}
+
+export class Indexer {
+  private readonly dir: string;
+  private readonly store: ItemStore;
+  private readonly index: OramaSearchService;
+  private readonly semantic: SemanticSearch;
+  private readonly limits: Limits;
+  private readonly cacheVersion: string;
+  private cachePath: string | null;
+  private cacheInfo: CacheInfo;
+  private cacheDiagnostics: Diagnostic[] = [];
+  private fileDiagnostics: Diagnostic[] = [];
+  private cacheTimer: NodeJS.Timeout | null = null;
+  private cacheWrite: Promise<void> = Promise.resolve();
+  /** Per path, bumped by every apply and remove: a slow read never undoes a later change. */
+  private readonly generations = new Map<string, number>();
+  private readonly listeners = new Set<(change: BacklogChange) => void>();
+
+  constructor(options: IndexerOptions) {
+    this.dir = options.dir;
+    this.store = options.store;
+    this.index = options.index;
+    this.semantic = options.semantic;
+    this.limits = options.limits;
+    this.cachePath = options.cachePath;
+    this.cacheVersion = options.cacheVersion;
+    this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
+  }
+
+  /** What reading the files found, and what the persisted index said. */
+  diagnostics(): Diagnostic[] {
+    return this.fileDiagnostics;
+  }
+
+  cacheStatus(): CacheInfo {
+    return { ...this.cacheInfo };
+  }
+
+  /**
+   * Brings everything in step with the files: from the persisted index when there is a valid one
+   * (reading only the files that changed since), else by reading every file.
+   */
+  async reload(onProgress?: LoadProgress, { rebuild = false }: { rebuild?: boolean } = {}): Promise<void> {
+    if (this.cachePath && !rebuild && (await this.reloadFromCache())) return;
+    const loaded = await loadBacklog(this.dir, (d, t) => onProgress?.('read', d, t));
+    for (const item of loaded.items) this.applyWordBudget(item, loaded.diagnostics);
+    this.fileDiagnostics = [...loaded.diagnostics, ...this.cacheDiagnostics];
+    this.store.replaceAll(loaded.items);
+    await this.index.build(
+      loaded.items.map((item) => this.store.toSearchDocument(item)),
+      { onProgress: (d, t) => onProgress?.('index', d, t) },
+    );
+    this.cacheInfo = { path: this.cachePath, used: false, changed: loaded.files, bytes: null };
+    this.scheduleCacheWrite(0);
+  }
+
+  private async reloadFromCache(): Promise<boolean> {
+    const cacheName = relative(this.dir, this.cachePath!).split('\\').join('/');
+    const unusable = (why: string) => {
+      this.cacheDiagnostics = [
+        {
+          level: 'warning',
+          path: cacheName,
+          line: null,
+          code: 'cache_rebuilt',
+          message: `persisted index not used: ${why}; rebuilt from the files`,
+        },
+      ];
+      return false;
+    };
+    const read = await readIndexCache(this.cachePath!, this.cacheVersion);
+    if (!('snapshot' in read)) {
+      if (read.missing) this.cacheDiagnostics = [];
+      return read.missing ? false : unusable(read.reason);
+    }
+    const { snapshot } = read;
+    if (!Array.isArray(snapshot.items) || !snapshot.items.every(isCachedItemShape))
+      return unusable('an item in it is malformed');
+    const walked = await walkBacklog(this.dir);
+    const stats = await statFiles(this.dir, walked.files);
+    this.store.replaceAll(snapshot.items);
+    try {
+      this.index.restore(
+        snapshot.index,
+        snapshot.items.map((item) => this.store.toSearchDocument(item)),
+      );
+    } catch (err) {
+      return unusable((err as Error).message);
+    }
+    if (!sameIds(this.index.documentIds(), snapshot.items))
+      return unusable('its index and its items disagree');
+    this.cacheDiagnostics = [];
+    // Links are not files of the backlog, so the cache does not track them: report today's.
+    this.fileDiagnostics = [
+      ...snapshot.diagnostics.filter((d) => d.code !== 'symbolic_link'),
+      ...walked.links.map(linkDiagnostic),
+    ];
+    const changed = Object.keys(stats).filter(
+      (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
+    );
+    // Only what is inside the root now counts: an item whose file is gone (or never was there) is dropped.
+    const removed = [
+      ...new Set([
+        ...Object.keys(snapshot.files).filter((p) => !stats[p]),
+        ...snapshot.items.filter((i) => !stats[i.path]).map((i) => i.path),
+      ]),
+    ];
+    if (changed.length + removed.length > Math.max(50, this.store.size / 10)) {
+      // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the
+      // backlog a fresh build from the cached items plus the changed files is faster.
+      const gone = new Set([...removed, ...changed]);
+      const fresh = await loadFiles(this.dir, changed);
+      for (const item of fresh.items) this.applyWordBudget(item, fresh.diagnostics);
+      const kept = snapshot.items.filter((i) => !gone.has(i.path));
+      const keys = new Map(kept.map((i) => [idKey(i.id), i.path]));
+      for (const item of fresh.items) {
+        const owner = keys.get(idKey(item.id));
+        if (owner === undefined) continue;
+        fresh.diagnostics.push(duplicateDiagnostic(item, owner));
+        item.id = resourceUri(item.path);
+      }
+      const items = [...kept, ...fresh.items];
+      this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => !gone.has(d.path)), ...fresh.diagnostics];
+      this.store.replaceAll(items);
+      await this.index.build(items.map((item) => this.store.toSearchDocument(item)));
+    } else {
+      for (const path of removed) this.removeFile(path);
+      for (const path of changed) await this.applyFile(path);
+    }
+    this.cacheInfo = {
+      path: this.cachePath,
+      used: true,
+      changed: changed.length + removed.length,
+      bytes: null,
+    };
+    if (changed.length + removed.length > 0) this.scheduleCacheWrite();
+    return true;
+  }
+
+  /**
+   * Re-reads one file (path relative to the root) and updates everything before returning: added,
+   * changed, or gone. Descendants are re-indexed too when the item's place in the tree changed.
+   */
+  async applyFile(relPath: string): Promise<BacklogItem | null> {
+    const generation = this.touch(relPath);
+    const { item, diagnostics } = await loadFile(this.dir, relPath);
+    // A later apply or remove of this path started while this one read: the later one decides.
+    if (this.generations.get(relPath) !== generation) {
+      const current = this.store.atPath(relPath);
+      return current ? this.store.byId(current)! : null;
+    }
+    if (item) this.applyWordBudget(item, diagnostics);
+    this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => d.path !== relPath), ...diagnostics];
+    const previous = this.store.atPath(relPath);
+    if (!item) {
+      if (previous) {
+        this.removeItem(previous);
+        this.emit({ kind: 'remove', path: relPath, id: previous });
+      }
+      return null;
+    }
+    if (previous && previous !== item.id) this.removeItem(previous);
+    const owner = this.store.ownerOfKey(item.id);
+    if (owner && this.store.byId(owner)?.path !== relPath) {
+      this.fileDiagnostics.push(duplicateDiagnostic(item, this.store.byId(owner)!.path));
+      item.id = resourceUri(relPath);
+    }
+    const before = this.store.put(item);
+    this.index.upsert(this.store.toSearchDocument(item));
+    if (!before || before.parent_id !== item.parent_id || before.id !== item.id)
+      this.reindex(this.store.descendants(item.id, false));
+    this.semantic.upsert(item).catch(() => undefined);
+    this.emit({ kind: 'upsert', path: relPath, id: item.id });
+    return item;
+  }
+
+  /** Forgets the file at `relPath` (deleted or renamed away). Returns whether an item was there. */
+  removeFile(relPath: string): boolean {
+    this.touch(relPath);
+    this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
+    const id = this.store.atPath(relPath);
+    if (!id) return false;
+    this.removeItem(id);
+    this.emit({ kind: 'remove', path: relPath, id });
+    return true;
+  }
+
+  /** Called after each file applied to or removed from the index; returns the unsubscribe function. */
+  onChange(listener: (change: BacklogChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Writes the pending persisted index now; call before the process exits. */
+  async flush(): Promise<void> {
+    if (this.cacheTimer) {
+      clearTimeout(this.cacheTimer);
+      this.cacheTimer = null;
+      this.cacheWrite = this.writeCache();
+    }
+    await this.cacheWrite;
+  }
+
+  private removeItem(id: string): void {
+    const kids = this.store.remove(id);
+    this.index.remove(id);
+    this.semantic.remove(id);
+    for (const kid of kids) this.reindex(this.store.descendants(kid, true));
+  }
+
+  /** Puts these items in the index again (their lineage, which `parent_id` filters use, changed). */
+  private reindex(ids: string[]): void {
+    for (const id of ids) this.index.upsert(this.store.toSearchDocument(this.store.byId(id)!));
+  }
+
+  /** Marks how much of a long body is searchable (Limits.maxWordsPerFile) and says so in a diagnostic. */
+  private applyWordBudget(item: BacklogItem, diagnostics: Diagnostic[]): void {
+    const max = this.limits.maxWordsPerFile;
+    const searchable = lengthWithinWords(item.body, max);
+    if (searchable >= item.body.length) return;
+    item.searchable_chars = searchable;
+    diagnostics.push({
+      level: 'warning',
+      path: item.path,
+      line: null,
+      code: 'terms_over_budget',
+      message: `over ${max} words: the first ${max} (${searchable} of ${item.body.length} characters) are searchable, the rest is kept and readable with get (limits.maxWordsPerFile)`,
+    });
+  }
+
+  /** Bumps the path's generation (see applyFile) and returns it. */
+  private touch(relPath: string): number {
+    const generation = (this.generations.get(relPath) ?? 0) + 1;
+    this.generations.set(relPath, generation);
+    return generation;
+  }
+
+  private emit(change: BacklogChange): void {
+    this.scheduleCacheWrite();
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the index is already up to date.
+      }
+    }
+  }
+
+  /** Writes the persisted index after `delay` ms unless another change comes first. */
+  private scheduleCacheWrite(delay = CACHE_WRITE_DELAY_MS): void {
+    if (!this.cachePath) return;
+    if (this.cacheTimer) clearTimeout(this.cacheTimer);
+    this.cacheTimer = setTimeout(() => {
+      this.cacheTimer = null;
+      this.cacheWrite = this.writeCache();
+    }, delay);
+    this.cacheTimer.unref();
+  }
+
+  private async writeCache(): Promise<void> {
+    if (!this.cachePath) return;
+    await this.cacheWrite;
+    const files: Record<string, FileStat> = {};
+    const items = [...this.store.values()];
+    for (const item of items) files[item.path] = { size: item.size, mtime_ms: item.mtime_ms };
+    try {
+      const bytes = await writeIndexCache(this.cachePath, this.cacheVersion, {
+        files,
+        items,
+        diagnostics: this.fileDiagnostics.filter((d) => d.code !== 'cache_rebuilt'),
+        index: await this.index.serialize(),
+      });
+      this.cacheInfo = { ...this.cacheInfo, bytes };
+    } catch (err) {
+      // A read-only folder only costs the next start its speed; say so once and stop trying.
+      this.fileDiagnostics.push({
+        level: 'warning',
+        path: relative(this.dir, this.cachePath).split('\\').join('/'),
+        line: null,
+        code: 'cache_unwritable',
+        message: `persisted index not written: ${(err as Error).message}`,
+      });
+      this.cachePath = null;
+    }
+  }
+}
+
+function duplicateDiagnostic(item: BacklogItem, ownerPath: string): Diagnostic {
+  return {
+    level: 'warning',
+    path: item.path,
+    line: null,
+    code: 'duplicate_id',
+    message: `id ${item.id} is already used by ${ownerPath}; this file is addressed as ${resourceUri(item.path)}`,
+  };
+}
+
+/** What every cached item must look like before it is used (the cache is checked, not trusted). */
+function isCachedItemShape(item: unknown): item is BacklogItem {
+  const i = item as Partial<BacklogItem> | null;
+  return (
+    typeof i === 'object' &&
+    i !== null &&
+    typeof i.id === 'string' &&
+    typeof i.title === 'string' &&
+    typeof i.body === 'string' &&
+    typeof i.path === 'string' &&
+    isRelativeInside(i.path) &&
+    !isIgnoredPath(i.path) &&
+    Array.isArray(i.tags) &&
+    Array.isArray(i.references) &&
+    typeof i.frontmatter === 'object'
+  );
+}
+
+function sameIds(indexed: string[], items: BacklogItem[]): boolean {
+  if (indexed.length !== items.length) return false;
+  const ids = new Set(items.map((i) => i.id));
+  return ids.size === items.length && indexed.every((id) => ids.has(id));
+}

@@ -1,0 +1,221 @@
+/**
+ * The backlog's items in memory: each parsed file by id, the lookups from any spelling of an id, a
+ * resource URI or a path, and the tree (parent -> children, ancestors) and link graph derived from them.
+ * Changed one item at a time (a burst of file changes stays linear); the link graph is rebuilt on demand.
+ */
+import { LinkGraph } from '../search/related.js';
+import type { SearchDocument } from '../search/types.js';
+import { idKey } from '../storage/ids.js';
+import { RESOURCE_URI_PREFIX } from '../storage/parse.js';
+import { STATUSES, searchableBody, type BacklogItem } from '../storage/types.js';
+
+/** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
+export function updatedMsOf(item: BacklogItem): number {
+  return Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
+}
+
+const FILTER_FIELDS = new Set(['id', 'title', 'type', 'status', 'parent_id', 'tags', 'author']);
+
+export class ItemStore {
+  private items = new Map<string, BacklogItem>();
+  private byKey = new Map<string, string>();
+  private byPath = new Map<string, string>();
+  private kids = new Map<string, string[]>();
+  private readonly indexedAt = new Map<string, number>();
+  /** Items per status as written, lower-cased (a filter value that no item has is an error). */
+  private readonly statusCounts = new Map<string, number>();
+  private graph: LinkGraph | null = null;
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  values(): IterableIterator<BacklogItem> {
+    return this.items.values();
+  }
+
+  ids(): string[] {
+    return [...this.items.keys()];
+  }
+
+  byId(id: string): BacklogItem | undefined {
+    return this.items.get(id);
+  }
+
+  /** The id of the item at a path relative to the root. */
+  atPath(path: string): string | undefined {
+    return this.byPath.get(path);
+  }
+
+  /** The id an id (any spelling: `TASK-42`, `task 0042`), resource URI or path refers to. */
+  resolve(ref: string): string | undefined {
+    const r = ref.trim();
+    if (this.items.has(r)) return r;
+    const byKey = this.byKey.get(idKey(r));
+    if (byKey) return byKey;
+    const path = r.startsWith(RESOURCE_URI_PREFIX)
+      ? r.slice(RESOURCE_URI_PREFIX.length)
+      : r.replace(/^\.?\//, '');
+    return this.byPath.get(path);
+  }
+
+  /** The id that owns this id's key (duplicates are addressed by path), if any. */
+  ownerOfKey(id: string): string | undefined {
+    return this.byKey.get(idKey(id));
+  }
+
+  children(id: string): string[] {
+    return this.kids.get(id) ?? [];
+  }
+
+  /** Parent, grandparent, ... (stops at a missing parent or a cycle). */
+  ancestors(item: BacklogItem): string[] {
+    const out: string[] = [];
+    const seen = new Set([item.id]);
+    let parent = item.parent_id;
+    while (parent) {
+      const id = this.byKey.get(idKey(parent)) ?? parent;
+      if (seen.has(id)) break;
+      seen.add(id);
+      out.push(id);
+      parent = this.items.get(id)?.parent_id ?? null;
+    }
+    return out;
+  }
+
+  /** Our statuses and every status the backlog uses, lower-cased. */
+  statuses(): Set<string> {
+    const known = new Set<string>(STATUSES);
+    for (const [status, n] of this.statusCounts) if (n > 0) known.add(status);
+    return known;
+  }
+
+  /** When the item was last put in the index (ms since the epoch). */
+  indexedTime(id: string): number | undefined {
+    return this.indexedAt.get(id);
+  }
+
+  /** Links between items (parent, children, references, mentioned ids), built on first use after a change. */
+  linkGraph(): LinkGraph {
+    this.graph ??= new LinkGraph(this.items.values(), (ref) => this.resolve(ref));
+    return this.graph;
+  }
+
+  /** Replaces every item. */
+  replaceAll(items: BacklogItem[]): void {
+    this.graph = null;
+    this.items = new Map(items.map((i) => [i.id, i]));
+    this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
+    this.byPath = new Map(items.map((i) => [i.path, i.id]));
+    this.kids = new Map();
+    this.indexedAt.clear();
+    this.statusCounts.clear();
+    const now = Date.now();
+    for (const item of items) {
+      this.linkToParent(item);
+      this.countStatus(item, 1);
+      this.indexedAt.set(item.id, now);
+    }
+  }
+
+  /** Adds or replaces one item (its id is already settled: duplicates were renamed by the caller). */
+  put(item: BacklogItem): BacklogItem | undefined {
+    const before = this.items.get(item.id);
+    if (before) this.unlink(before);
+    this.items.set(item.id, item);
+    this.countStatus(item, 1);
+    this.indexedAt.set(item.id, Date.now());
+    this.graph = null;
+    const key = idKey(item.id);
+    this.byKey.set(key, item.id);
+    this.byPath.set(item.path, item.id);
+    this.linkToParent(item);
+    // Items written before their parent existed find it now.
+    for (const other of this.items.values()) {
+      if (
+        other.parent_id &&
+        other !== item &&
+        idKey(other.parent_id) === key &&
+        !this.kids.get(item.id)?.includes(other.id)
+      )
+        this.linkToParent(other);
+    }
+    return before;
+  }
+
+  /** Removes one item; returns its children (their lineage changed). */
+  remove(id: string): string[] {
+    const kids = this.kids.get(id) ?? [];
+    const item = this.items.get(id);
+    if (item) this.unlink(item);
+    this.kids.delete(id);
+    this.items.delete(id);
+    this.indexedAt.delete(id);
+    return kids;
+  }
+
+  /** Ids of the item and everything beneath it, breadth first (`includeSelf` false: beneath only). */
+  descendants(id: string, includeSelf: boolean): string[] {
+    const queue = includeSelf ? [id] : [...this.children(id)];
+    const seen = new Set<string>();
+    const out: string[] = [];
+    while (queue.length) {
+      const next = queue.shift()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      if (this.items.has(next)) out.push(next);
+      queue.push(...this.children(next));
+    }
+    return out;
+  }
+
+  /** The item as the search index takes it: text fields, filter keys, ancestors for `parent_id` filters. */
+  toSearchDocument(item: BacklogItem): SearchDocument {
+    const extra = [item.assignee, item.priority, ...item.references];
+    for (const [k, v] of Object.entries(item.frontmatter)) {
+      if (!FILTER_FIELDS.has(k) && v !== null && v !== undefined && typeof v !== 'object')
+        extra.push(String(v));
+    }
+    return {
+      id: item.id,
+      type: item.type,
+      title: item.title,
+      body: searchableBody(item),
+      tags: item.tags,
+      author: item.author,
+      status: item.status,
+      parent_id: item.parent_id,
+      ancestors: this.ancestors(item),
+      path: item.path,
+      folder: item.folder,
+      file_type: item.file_type,
+      updated_ms: updatedMsOf(item),
+      extra: extra.filter(Boolean).join('\n'),
+    };
+  }
+
+  private linkToParent(item: BacklogItem): void {
+    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    if (parent && parent !== item.id) this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
+  }
+
+  private countStatus(item: BacklogItem, delta: number): void {
+    if (!item.status) return;
+    const key = item.status.toLowerCase();
+    this.statusCounts.set(key, (this.statusCounts.get(key) ?? 0) + delta);
+  }
+
+  /** Takes an item out of the lookups, the tree and the status counts (not out of `items`). */
+  private unlink(item: BacklogItem): void {
+    this.graph = null;
+    this.countStatus(item, -1);
+    if (this.byKey.get(idKey(item.id)) === item.id) this.byKey.delete(idKey(item.id));
+    if (this.byPath.get(item.path) === item.id) this.byPath.delete(item.path);
+    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    if (parent)
+      this.kids.set(
+        parent,
+        (this.kids.get(parent) ?? []).filter((c) => c !== item.id),
+      );
+  }
+}

@@ -1,0 +1,38 @@
+/** What BacklogService answers: the shapes the library returns and every surface passes on. */
+import type { SearchOutcome, SearchMode } from '../search/types.js';
+import type { BacklogItem, ItemType } from '../storage/types.js';
+import type { ItemSummary } from './summary.js';
+
+export interface SearchResponse extends Omit<SearchOutcome, 'mode' | 'warnings'> {
+  query: string;
+  /** The mode that actually ran. */
+  search_mode: SearchMode;
+  took_ms: number;
+  /** Something the caller should know, e.g. a requested mode that is not available. */
+  warnings?: string[];
+}
+
+export interface ListResponse {
+  results: ItemSummary[];
+  total: number;
+  counts_by_status: Record<string, number>;
+  next_offset?: number;
+}
+
+export type GetEntry =
+  | { id: string; status: 'ok'; item: BacklogItem }
+  | { id: string; status: 'error'; error: { code: string; message: string; hint: string } };
+
+export interface ItemMetadata {
+  id: string;
+  type: ItemType;
+  title: string;
+  path: string;
+  file_name: string;
+  file_type: string;
+  size: number;
+  modified_at: string | null;
+  indexed_at: string | null;
+  frontmatter: Record<string, unknown>;
+  links: { parent: string | null; children: string[]; references: string[] };
+}

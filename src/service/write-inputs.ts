@@ -1,0 +1,216 @@
+/**
+ * The inputs of the writes: strict zod schemas (an unknown key is an error; the MCP tools and the HTTP
+ * API use them), their validation errors with a hint naming the field, and what a write needs from the
+ * backlog (WriteTarget: BacklogService gives it, and nothing here imports the service back).
+ */
+import { z } from 'zod';
+import { BacklogError } from '../errors.js';
+import { MAX_FILE_BYTES } from '../storage/backlog-store.js';
+import { PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
+import { STATUSES, type BacklogItem } from '../storage/types.js';
+import { oneOrMany, toBacklogError } from './options.js';
+import type { ItemSummary } from './summary.js';
+
+/** What a write needs from the backlog (BacklogService gives it; nothing here imports the service). */
+export interface WriteTarget {
+  readonly dir: string;
+  ids(): string[];
+  resolve(ref: string): string | undefined;
+  /** The item an id, URI or path refers to; NOT_FOUND otherwise. */
+  get(ref: string): BacklogItem;
+  children(id: string): string[];
+  /** Re-reads one file into the index; resolves to the item as indexed (null when it is not an item). */
+  applyFile(relPath: string): Promise<BacklogItem | null>;
+  removeFile(relPath: string): boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input schemas (strict: an unknown key is an error). The MCP tools and the HTTP API use these.
+
+const FIELD_NAME = /^[A-Za-z_][\w-]*$/;
+const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]);
+const extraFields = z
+  .record(
+    z.string().regex(FIELD_NAME, 'expected a plain frontmatter key (letters, digits, _ and -)'),
+    extraValue,
+  )
+  .describe('other frontmatter fields, e.g. {"milestone": "v2"}; null removes a field (update)');
+const list = (what: string) => oneOrMany(z.string()).describe(`${what}: a list or a comma-separated string`);
+
+const patchShape = {
+  title: z.string().trim().min(1).max(300).describe('one-line title'),
+  status: z.enum(STATUSES).describe(STATUSES.join(', ')),
+  parent_id: z
+    .string()
+    .trim()
+    .min(1)
+    .nullable()
+    .describe('id of the parent epic or task, e.g. EPIC-0001 (null: no parent)'),
+  tags: list('tags'),
+  author: z.string().trim().min(1).nullable(),
+  assignee: z.string().trim().min(1).nullable(),
+  priority: z.enum(PRIORITIES).nullable().describe(PRIORITIES.join(', ')),
+  references: list('ids or URLs this item refers to'),
+};
+
+export const createInputSchema = z
+  .object({
+    type: z.enum(['task', 'epic']).default('task').describe('task (default) or epic'),
+    title: patchShape.title,
+    status: patchShape.status.default('open'),
+    parent_id: patchShape.parent_id.optional(),
+    tags: patchShape.tags.optional(),
+    author: patchShape.author.optional(),
+    assignee: patchShape.assignee.optional(),
+    priority: patchShape.priority.optional(),
+    references: patchShape.references.optional(),
+    body: z.string().max(MAX_FILE_BYTES).default('').describe('markdown body'),
+    fields: extraFields.optional(),
+  })
+  .strict();
+
+export const updateInputSchema = z
+  .object({
+    id: z.string().trim().min(1).describe('the task or epic to change, e.g. TASK-0001'),
+    title: patchShape.title.optional(),
+    type: z.enum(['task', 'epic']).optional(),
+    status: patchShape.status.optional(),
+    parent_id: patchShape.parent_id.optional(),
+    tags: patchShape.tags.nullable().optional(),
+    author: patchShape.author.optional(),
+    assignee: patchShape.assignee.optional(),
+    priority: patchShape.priority.optional(),
+    references: patchShape.references.nullable().optional(),
+    body: z.string().max(MAX_FILE_BYTES).optional().describe('replaces the whole body'),
+    append: z.string().max(MAX_FILE_BYTES).optional().describe('added at the end of the body, on a new line'),
+    old_string: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('exact text of the body to replace (with new_string); must occur once unless replace_all'),
+    new_string: z.string().optional(),
+    replace_all: z.boolean().default(false),
+    fields: extraFields.optional(),
+    expected_updated_at: z
+      .string()
+      .optional()
+      .describe("fail with CONFLICT unless the item's updated_at is still this value"),
+  })
+  .strict();
+
+export const deleteInputSchema = z
+  .object({
+    id: z.string().trim().min(1).describe('id, resource URI or path of the item to delete'),
+    force: z
+      .boolean()
+      .default(false)
+      .describe('delete a task or epic that has children (they keep a dangling parent_id)'),
+  })
+  .strict();
+
+export const RESOURCE_WRITE_MODES = ['create', 'overwrite', 'append', 'replace'] as const;
+
+export const writeResourceInputSchema = z
+  .object({
+    path: z
+      .string()
+      .trim()
+      .min(1)
+      .describe(
+        'path relative to the backlog root (or mcp://backlog/<path>), e.g. resources/notes/meeting.md',
+      ),
+    mode: z
+      .enum(RESOURCE_WRITE_MODES)
+      .optional()
+      .describe(
+        'create (default; fails if the file exists), overwrite (create or replace all), append, replace (old_string -> new_string; the default when old_string is given)',
+      ),
+    content: z.string().max(MAX_FILE_BYTES).optional().describe('the text for create, overwrite and append'),
+    old_string: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('replace: exact text to find; must occur exactly once unless replace_all'),
+    new_string: z.string().optional().describe('replace: the text to put instead'),
+    replace_all: z.boolean().default(false),
+  })
+  .strict();
+
+export type CreateInput = z.input<typeof createInputSchema>;
+export type UpdateInput = z.input<typeof updateInputSchema>;
+export type DeleteInput = z.input<typeof deleteInputSchema>;
+export type WriteResourceInput = z.input<typeof writeResourceInputSchema>;
+
+export interface WriteResult {
+  action: 'created' | 'updated' | 'deleted' | 'overwritten' | 'appended' | 'replaced';
+  id: string;
+  /** Relative to the backlog root. */
+  path: string;
+  uri: string;
+  /** The item as indexed after the write; null after a delete. */
+  item: ItemSummary | null;
+  /** replace: how many occurrences were replaced. */
+  replacements?: number;
+  /** delete with force: children left with a dangling parent_id. */
+  orphaned?: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation errors
+
+export const FIELD_HINTS: Record<string, string> = {
+  status: `Use one of: ${STATUSES.join(', ')}.`,
+  priority: `Use one of: ${PRIORITIES.join(', ')}, or null.`,
+  type: 'Use task or epic.',
+  title: 'Pass a non-empty one-line title (at most 300 characters).',
+  parent_id: 'Pass the id of an existing task or epic, e.g. EPIC-0001, or null.',
+  id: 'Pass the id of a task or epic (TASK-0001, EPIC-0001), a resource URI or a path.',
+  path: 'Pass a path relative to the backlog root, e.g. resources/notes/meeting.md (no "..", no leading "/", no hidden folders).',
+  mode: `Use one of: ${RESOURCE_WRITE_MODES.join(', ')}.`,
+  fields:
+    'Pass an object of extra frontmatter fields with string, number, boolean, null or string-list values.',
+};
+
+export function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (issue.code === 'unrecognized_keys') throw toBacklogError(parsed.error, Object.keys(schema.shape));
+  const field = String(issue.path[0] ?? 'input');
+  const missing = issue.code === 'invalid_type' && issue.message.includes('undefined');
+  const values = issue.code === 'invalid_value' ? issue.values.map(String).join(', ') : '';
+  const hint = FIELD_HINTS[field] ?? (values ? `Use one of: ${values}.` : `Check the value of "${field}".`);
+  return throwField(field, missing ? `${field} is required` : `${field}: ${issue.message}`, hint);
+}
+
+export function throwField(field: string, message: string, hint: string): never {
+  throw new BacklogError('INVALID_FILTER', message, hint, { field });
+}
+
+/**
+ * Strict check of the frontmatter about to be written (taskFrontmatterSchema). `given` are the fields
+ * the caller passed; a failing field the caller did not pass comes from the file as it is.
+ */
+export function validateFrontmatter(fm: Record<string, unknown>, given?: ReadonlySet<string>): void {
+  const result = taskFrontmatterSchema.safeParse(fm);
+  if (result.success) return;
+  const issue = result.error.issues[0];
+  const field = String(issue.path[0] ?? 'frontmatter');
+  const value = fm[field] === undefined ? 'missing' : JSON.stringify(fm[field]);
+  if (given && !given.has(field)) {
+    const hint =
+      field === 'id'
+        ? 'Only tasks whose id looks like TASK-0001 or EPIC-0001 can be changed through this tool; edit this file by hand.'
+        : `Pass ${field} too, to replace the file's value (${FIELD_HINTS[field] ?? 'see the task schema'})`;
+    throwField(
+      field,
+      `the file's ${field} ${value} does not fit the task schema (${issue.message}); nothing was written`,
+      hint,
+    );
+  }
+  throwField(
+    field,
+    `${field} ${value} does not fit the task schema (${issue.message}); nothing was written`,
+    FIELD_HINTS[field] ?? `Pass a valid ${field}.`,
+  );
+}
