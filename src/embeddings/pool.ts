@@ -1,9 +1,19 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { resolveEmbedder } from './resolve.js';
+import {
+  InlineSlot,
+  ThreadSlot,
+  startThread,
+  type Batch,
+  type Ready,
+  type Slot,
+  type SlotEvents,
+  type WorkerInit,
+  type WorkerMemory,
+} from './pool-slots.js';
+
+export type { WorkerInit, WorkerMemory, WorkerReply, WorkerRequest } from './pool-slots.js';
 import type {
   Embedder,
   EmbedderOptions,
@@ -12,39 +22,6 @@ import type {
   ResolvedEmbedder,
   ResolvedProvider,
 } from './types.js';
-
-/** What a worker is started with (structured-cloned: plain data only). */
-export interface WorkerInit {
-  provider: EmbeddingProvider;
-  options: Omit<EmbedderOptions, 'loaders'>;
-}
-export type WorkerRequest =
-  | { type: 'embed'; job: number; texts: string[]; kind: EmbedKind }
-  | { type: 'memory'; collect?: boolean }
-  | { type: 'close' };
-
-/** One worker's own memory, in bytes (its V8 heap, and the model's WebAssembly heap when known). */
-export interface WorkerMemory {
-  heapUsed: number;
-  heapTotal: number;
-  /** Memory outside the V8 heap that V8 knows of (ArrayBuffers, WebAssembly memories). */
-  external: number;
-  arrayBuffers: number;
-  /** The bundled model's WebAssembly heap (TF.js WASM backend); absent for other providers. */
-  wasm?: number;
-}
-export type WorkerReply =
-  | {
-      type: 'ready';
-      provider: ResolvedProvider;
-      id: string;
-      dims: number;
-      maxTokens: number | undefined;
-      warnings: string[];
-    }
-  | { type: 'result'; job: number; data: Float32Array }
-  | { type: 'memory'; memory: WorkerMemory }
-  | { type: 'error'; job: number; message: string };
 
 export interface PoolOptions extends EmbedderOptions {
   /** Default `auto`. */
@@ -68,12 +45,7 @@ export interface PoolOptions extends EmbedderOptions {
   resourceLimits?: ResourceLimits;
 }
 
-/**
- * A worker's default V8 limits: a young generation of 8 MB instead of V8's default (up to 3 x 16 MB),
- * which a worker fills with short-lived garbage (tokens, tensors' bookkeeping) and then keeps resident:
- * about 20 MB less per bundled worker after queries, for a few per cent of embedding speed.
- */
-export const DEFAULT_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+export { DEFAULT_WORKER_LIMITS } from './pool-slots.js';
 
 export interface EmbedAllOptions {
   kind?: EmbedKind;
@@ -88,198 +60,6 @@ export interface PoolStats {
   queued: number;
   embeddedTexts: number;
   queryCache: { size: number; hits: number; misses: number };
-}
-
-interface Batch {
-  texts: string[];
-  kind: EmbedKind;
-  attempts: number;
-  settled: boolean;
-  resolve(vectors: Float32Array[]): void;
-  reject(err: Error): void;
-}
-
-interface Slot {
-  current: Batch | null;
-  run(batch: Batch): void;
-  stop(): Promise<void>;
-  memory?(collect: boolean): Promise<WorkerMemory | undefined>;
-}
-
-interface SlotEvents {
-  finished(slot: Slot, batch: Batch, result: Float32Array[] | Error): void;
-  died(slot: Slot, err: Error): void;
-}
-
-interface Ready {
-  provider: ResolvedProvider;
-  id: string;
-  dims: number;
-  maxTokens: number | undefined;
-  warnings: string[];
-}
-
-/** Where tsx's ESM API lives, to run worker.ts from source (tests, tsx) where there is no compiled worker.js. */
-function tsxApiUrl(): string {
-  try {
-    if (typeof import.meta.resolve === 'function') return import.meta.resolve('tsx/esm/api');
-  } catch {
-    // fall through
-  }
-  const require = createRequire(import.meta.url);
-  return pathToFileURL(join(dirname(require.resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs'))
-    .href;
-}
-
-/** Starts worker.js next to this file (compiled), or worker.ts through tsx when running from TypeScript source. */
-function spawnWorker(init: WorkerInit, resourceLimits: ResourceLimits | undefined): Worker {
-  const here = import.meta.url;
-  const options = { workerData: init, resourceLimits: resourceLimits ?? DEFAULT_WORKER_LIMITS };
-  if (/\.[cm]?ts$/.test(new URL(here).pathname)) {
-    const worker = new URL('./worker.ts', here).href;
-    const code = `import(${JSON.stringify(tsxApiUrl())}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); })`;
-    return new Worker(code, { eval: true, ...options });
-  }
-  return new Worker(new URL('./worker.js', here), options);
-}
-
-class ThreadSlot implements Slot {
-  current: Batch | null = null;
-  private stopping = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly memoryReplies: ((m: WorkerMemory | undefined) => void)[] = [];
-
-  constructor(
-    readonly worker: Worker,
-    private readonly dims: number,
-    private readonly events: SlotEvents,
-    private readonly batchTimeoutMs: number,
-  ) {
-    worker.on('message', (msg: WorkerReply) => {
-      if (msg.type === 'memory') {
-        this.memoryReplies.shift()?.(msg.memory);
-        if (this.memoryReplies.length === 0 && !this.current) this.worker.unref();
-        return;
-      }
-      const batch = this.current;
-      if (msg.type === 'ready' || !batch) return;
-      clearTimeout(this.timer);
-      this.current = null;
-      this.worker.unref();
-      if (msg.type === 'result') {
-        const vectors: Float32Array[] = [];
-        for (let i = 0; i < batch.texts.length; i++)
-          vectors.push(msg.data.subarray(i * this.dims, (i + 1) * this.dims));
-        this.events.finished(this, batch, vectors);
-      } else this.events.finished(this, batch, new Error(msg.message));
-    });
-    const die = (err: Error) => {
-      clearTimeout(this.timer);
-      for (const reply of this.memoryReplies.splice(0)) reply(undefined);
-      if (this.stopping) return;
-      this.stopping = true;
-      this.events.died(this, err);
-    };
-    worker.on('error', die);
-    worker.on('exit', (code) => die(new Error(`embedding worker exited with code ${code}`)));
-    worker.unref();
-  }
-
-  run(batch: Batch): void {
-    this.current = batch;
-    this.worker.ref();
-    this.timer = setTimeout(() => void this.worker.terminate(), this.batchTimeoutMs);
-    this.timer.unref();
-    const msg: WorkerRequest = { type: 'embed', job: 0, texts: batch.texts, kind: batch.kind };
-    this.worker.postMessage(msg);
-  }
-
-  /** The worker's own memory (after a full garbage collection with `collect`), or undefined when it has exited. */
-  memory(collect: boolean): Promise<WorkerMemory | undefined> {
-    if (this.stopping) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      this.memoryReplies.push(resolve);
-      this.worker.ref();
-      this.worker.postMessage({ type: 'memory', collect } satisfies WorkerRequest);
-    });
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
-    const timer = setTimeout(() => void this.worker.terminate(), 2000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-class InlineSlot implements Slot {
-  current: Batch | null = null;
-  constructor(
-    private readonly embedder: Embedder,
-    private readonly events: SlotEvents,
-  ) {}
-
-  run(batch: Batch): void {
-    this.current = batch;
-    this.embedder.embed(batch.texts, batch.kind).then(
-      (v) => {
-        this.current = null;
-        this.events.finished(this, batch, v);
-      },
-      (err: unknown) => {
-        this.current = null;
-        this.events.finished(this, batch, err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  }
-
-  async stop(): Promise<void> {
-    await this.embedder.close?.();
-  }
-}
-
-/** Starts one worker and waits until its model is loaded (or it fails, or the time is up). */
-function startThread(
-  init: WorkerInit,
-  timeoutMs: number,
-  limits?: ResourceLimits,
-): Promise<{ worker: Worker; ready: Ready }> {
-  return new Promise((resolve, reject) => {
-    let worker: Worker;
-    try {
-      worker = spawnWorker(init, limits);
-    } catch (err) {
-      reject(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    const detach = () => {
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      worker.off('error', fail);
-      worker.off('exit', onExit);
-    };
-    const fail = (err: Error) => {
-      detach();
-      void worker.terminate();
-      reject(err);
-    };
-    const onMessage = (msg: WorkerReply) => {
-      if (msg.type !== 'ready') return;
-      detach();
-      resolve({ worker, ready: msg });
-    };
-    const onExit = (code: number) =>
-      fail(new Error(`embedding worker exited with code ${code} while loading`));
-    const timer = setTimeout(
-      () => fail(new Error(`embedding worker did not load its model within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    worker.on('message', onMessage);
-    worker.on('error', fail);
-    worker.on('exit', onExit);
-  });
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -21,6 +21,8 @@
  * whether positions are consecutive, so a gap of any length is one).
  */
 
+import { fromBytes, grownInt32, grownUint32, toBytes } from './typed-arrays.js';
+
 /** Term id of the GAP token: a position without a term. Never a real id. */
 const GAP_ID = 0x7fffffff;
 const GAP = GAP_ID * 2;
@@ -37,57 +39,6 @@ export interface SavedFieldIndex {
   seq: Uint8Array;
   /** Int32 per term id: documents that have it (sizes the postings rebuilt on load). */
   docFreqs: Uint8Array;
-}
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
-function swap32(bytes: Uint8Array): void {
-  for (let i = 0; i + 3 < bytes.length; i += 4) {
-    const a = bytes[i];
-    const b = bytes[i + 1];
-    bytes[i] = bytes[i + 3];
-    bytes[i + 1] = bytes[i + 2];
-    bytes[i + 2] = b;
-    bytes[i + 3] = a;
-  }
-}
-
-/** Little-endian bytes of a 32-bit typed array (a view when the host is little-endian). */
-function toBytes(a: Int32Array | Uint32Array): Uint8Array {
-  const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  if (LITTLE_ENDIAN) return bytes;
-  const copy = bytes.slice();
-  swap32(copy);
-  return copy;
-}
-
-/** The 32-bit values in little-endian `bytes`, copied into an aligned buffer of their own. */
-function fromBytes<T extends Int32Array | Uint32Array>(
-  bytes: Uint8Array,
-  Kind: { new (buffer: ArrayBuffer): T },
-): T {
-  if (!(bytes instanceof Uint8Array)) throw new Error('field index: an array is missing or not binary');
-  if (bytes.byteLength % 4 !== 0) throw new Error('field index: byte length is not a multiple of 4');
-  // A copy at offset 0 of a buffer of its own (`slice()` would not copy a Node Buffer).
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  if (!LITTLE_ENDIAN) swap32(copy);
-  return new Kind(copy.buffer);
-}
-
-function grownInt32(a: Int32Array, size: number, fill = 0): Int32Array {
-  if (a.length >= size) return a;
-  const out = new Int32Array(Math.max(size, Math.ceil(a.length * 1.5), 16));
-  out.set(a);
-  if (fill !== 0) out.fill(fill, a.length);
-  return out;
-}
-
-function grownUint32(a: Uint32Array, size: number): Uint32Array {
-  if (a.length >= size) return a;
-  const out = new Uint32Array(Math.max(size, Math.ceil(a.length * 1.5), 1024));
-  out.set(a);
-  return out;
 }
 
 export class FieldIndex {

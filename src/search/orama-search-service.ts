@@ -14,6 +14,7 @@ import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
 import { idKey, type TextAnalyzer } from './tokenizer.js';
 import type {
+  EngineCapabilities,
   Neighbors,
   ResultGroup,
   Scored,
@@ -27,6 +28,7 @@ import type {
   SearchRequest,
   SearchResponse,
   SearchResult,
+  SearchEngine,
   VectorRetriever,
 } from './types.js';
 
@@ -69,7 +71,7 @@ export interface OramaSearchServiceOptions {
   neighbors?: () => Neighbors;
 }
 
-export class OramaSearchService {
+export class OramaSearchService implements SearchEngine {
   readonly settings: SearchSettings;
   readonly analyzer: TextAnalyzer;
   private readonly lexical: LexicalIndex;
@@ -77,6 +79,17 @@ export class OramaSearchService {
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
   private readonly neighbors: (() => Neighbors) | undefined;
+
+  get capabilities(): EngineCapabilities {
+    return {
+      lexical: true,
+      vectors: this.vectors !== undefined,
+      queryLanguage: true,
+      grouping: true,
+      related: this.neighbors !== undefined,
+      persistence: true,
+    };
+  }
 
   constructor(settings: Partial<SearchSettings> = {}, options: OramaSearchServiceOptions = {}) {
     this.lexical = new LexicalIndex(settings);
@@ -134,6 +147,11 @@ export class OramaSearchService {
     this.results.clear();
     for (const doc of docs) this.results.put(doc);
     this.results.warm();
+  }
+
+  /** Resolves when the bodies are prepared for snippets after a build (benchmarks wait; searches never do). */
+  snippetsReady(): Promise<void> {
+    return this.results.whenWarm();
   }
 
   /** Every indexed document's id. */

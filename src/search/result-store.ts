@@ -4,7 +4,9 @@
  * Building a result is then lookups and integer comparisons, never re-reading or re-tokenizing a body.
  *
  * Preparing a body costs about as much as indexing it, so it is done once per document, lazily, and
- * in the background after a build (a batch per tick): a search never waits for all of them.
+ * in the background after a build (a batch per tick): a search never waits for all of them. At most
+ * MAX_PREPARED bodies are kept prepared (the least recently used is let go), so a very large index does
+ * not hold its text twice; past that, a result whose body was let go prepares it again.
  */
 import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
 import type { TextAnalyzer } from './tokenizer.js';
@@ -32,10 +34,16 @@ interface Stored {
   snippet?: SnippetText;
 }
 
+/** Bodies kept prepared for snippets at most (about 5 KB each for a 3 KB body). */
+export const MAX_PREPARED = 20_000;
+
 export class ResultStore {
   private readonly docs = new Map<string, Stored>();
+  /** The prepared documents, least recently used first. */
+  private readonly prepared = new Map<string, Stored>();
   private readonly termIds = new TermIds();
   private warming: NodeJS.Timeout | null = null;
+  private warmed: Promise<void> = Promise.resolve();
 
   constructor(private readonly analyzer: TextAnalyzer) {}
 
@@ -58,10 +66,12 @@ export class ResultStore {
 
   remove(id: string): void {
     this.docs.delete(id);
+    this.prepared.delete(id);
   }
 
   clear(): void {
     this.docs.clear();
+    this.prepared.clear();
   }
 
   has(id: string): boolean {
@@ -87,7 +97,7 @@ export class ResultStore {
   snippet(id: string, bits: QueryBits, queryTerms: ReadonlySet<string>, matchedFields: TextField[]): Snippet {
     const doc = this.stored(id);
     return snippetOf(
-      this.prepared(doc),
+      this.prepare(doc),
       bits,
       { title: doc.fields.title, tags: doc.tags, author: doc.author },
       this.analyzer,
@@ -102,18 +112,39 @@ export class ResultStore {
    */
   warm(): void {
     if (this.warming) return;
-    const pending = [...this.docs.values()];
-    const step = () => {
-      for (const doc of pending.splice(0, 50)) this.prepared(doc);
-      this.warming = pending.length ? setTimeout(step, 0) : null;
-      this.warming?.unref();
-    };
-    this.warming = setTimeout(step, 0);
-    this.warming.unref();
+    const pending = [...this.docs.values()].slice(0, MAX_PREPARED);
+    this.warmed = new Promise((resolve) => {
+      const step = () => {
+        for (const doc of pending.splice(0, 50)) this.prepare(doc);
+        this.warming = pending.length ? setTimeout(step, 0) : null;
+        this.warming?.unref();
+        if (!this.warming) resolve();
+      };
+      this.warming = setTimeout(step, 0);
+      this.warming.unref();
+    });
   }
 
-  private prepared(doc: Stored): SnippetText {
-    doc.snippet ??= SnippetText.prepare(toPlainText(doc.body), this.analyzer, this.termIds);
+  /** Resolves when the bodies `warm` started on are prepared (benchmarks wait for it; searches never do). */
+  whenWarm(): Promise<void> {
+    return this.warmed;
+  }
+
+  private prepare(doc: Stored): SnippetText {
+    const id = doc.fields.id;
+    if (doc.snippet) {
+      // Most recently used goes last.
+      this.prepared.delete(id);
+      this.prepared.set(id, doc);
+      return doc.snippet;
+    }
+    doc.snippet = SnippetText.prepare(toPlainText(doc.body), this.analyzer, this.termIds);
+    this.prepared.set(id, doc);
+    if (this.prepared.size > MAX_PREPARED) {
+      const [oldest, evicted] = this.prepared.entries().next().value!;
+      this.prepared.delete(oldest);
+      evicted.snippet = undefined;
+    }
     return doc.snippet;
   }
 

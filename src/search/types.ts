@@ -192,3 +192,41 @@ export interface SearchOutcome {
   groups?: ResultGroup[];
   related?: RelatedResult[];
 }
+
+/** What an engine can answer: the service checks these before it asks (docs/scaling.md maps them onto other engines). */
+export interface EngineCapabilities {
+  /** BM25-style ranking of words. */
+  lexical: true;
+  /** Ranking by meaning, and so `hybrid` and `semantic` modes (when a vector retriever is ready). */
+  vectors: boolean;
+  /** `match_mode: "raw"`: phrases, prefixes, AND/OR/NOT, field:term. */
+  queryLanguage: boolean;
+  /** Counts and the best results per group over every match. */
+  grouping: boolean;
+  /** Items linked to the hits, from a link graph. */
+  related: boolean;
+  /** The index saved as bytes and loaded back (a restart reads only what changed). */
+  persistence: boolean;
+}
+
+/**
+ * The seam between the service and a search engine: documents in, one request out. OramaSearchService
+ * is the embedded engine; an engine that serves more documents than one process holds could stand in
+ * behind this interface (docs/scaling.md).
+ */
+export interface SearchEngine {
+  readonly capabilities: EngineCapabilities;
+  /** Number of indexed documents. */
+  readonly size: number;
+  /** Replaces the whole index with `docs`. */
+  build(
+    docs: Iterable<SearchDocument>,
+    opts?: { onProgress?: (done: number, total: number) => void },
+  ): Promise<void>;
+  /** Adds or replaces one document. */
+  upsert(doc: SearchDocument): void;
+  /** Removes a document; returns whether it was there. */
+  remove(id: string): boolean;
+  /** One search: ranked results with snippets, and what ran. */
+  query(q: SearchQuery): Promise<SearchOutcome>;
+}
