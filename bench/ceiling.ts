@@ -36,9 +36,11 @@ interface Ceiling {
   peak_rss_mb: number;
   index_search: Latency;
   query: Latency;
-  cache_mb: number;
-  write_s: number;
-  restore_to_first_result_s: number;
+  cache_mb: number | null;
+  write_s: number | null;
+  restore_to_first_result_s: number | null;
+  /** Why the persisted index could not be written, when it could not. */
+  cache_error?: string;
 }
 
 function gcMemory(): NodeJS.MemoryUsage {
@@ -90,6 +92,19 @@ async function measure(n: number): Promise<Ceiling> {
   await engine.snippetsReady();
   const query = await latencyOf((q) => engine.query(request(q)), queries);
 
+  const result: Ceiling = {
+    n,
+    text_mb: round(docs.reduce((a, d) => a + d.title.length + d.text.length, 0) / MB),
+    build_s: round(build / 1000),
+    heap_mb: round((after.heapUsed - base.heapUsed) / MB, 0),
+    rss_mb: round((after.rss - base.rss) / MB, 0),
+    peak_rss_mb: 0,
+    index_search: indexSearch,
+    query,
+    cache_mb: null,
+    write_s: null,
+    restore_to_first_result_s: null,
+  };
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-ceiling-'));
   try {
     const file = join(dir, 'index.bin');
@@ -117,22 +132,17 @@ async function measure(n: number): Promise<Ceiling> {
       );
       await again.query(request(queries[0]));
     });
-    return {
-      n,
-      text_mb: round(docs.reduce((a, d) => a + d.title.length + d.text.length, 0) / MB),
-      build_s: round(build / 1000),
-      heap_mb: round((after.heapUsed - base.heapUsed) / MB, 0),
-      rss_mb: round((after.rss - base.rss) / MB, 0),
-      peak_rss_mb: round(process.resourceUsage().maxRSS / 1024, 0),
-      index_search: indexSearch,
-      query,
-      cache_mb: round(bytes / MB),
-      write_s: round(write / 1000),
-      restore_to_first_result_s: round(restore / 1000),
-    };
+    result.cache_mb = round(bytes / MB);
+    result.write_s = round(write / 1000);
+    result.restore_to_first_result_s = round(restore / 1000);
+  } catch (err) {
+    // The service reports the same failure as a `cache_unwritable` diagnostic and rebuilds on each start.
+    result.cache_error = (err as Error).message;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  result.peak_rss_mb = round(process.resourceUsage().maxRSS / 1024, 0);
+  return result;
 }
 
 const args = process.argv.slice(2);
@@ -160,7 +170,7 @@ if (args[0] === '--child') {
       '|---|---|---|---|---|---|---|---|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.n.toLocaleString('en')} | ${r.text_mb} | ${r.build_s} | ${r.heap_mb} / ${r.rss_mb} | ${r.peak_rss_mb} | ${ms(r.index_search)} | ${ms(r.query)} | ${r.cache_mb} | ${r.write_s} | ${r.restore_to_first_result_s} |`,
+          `| ${r.n.toLocaleString('en')} | ${r.text_mb} | ${r.build_s} | ${r.heap_mb} / ${r.rss_mb} | ${r.peak_rss_mb} | ${ms(r.index_search)} | ${ms(r.query)} | ${r.cache_mb ?? `not written: ${r.cache_error}`} | ${r.write_s ?? '-'} | ${r.restore_to_first_result_s ?? '-'} |`,
       ),
       '',
     ].join('\n'),

@@ -112,15 +112,43 @@ function fieldBits(fields: TextField[]): number {
 
 /**
  * Indices of the `k` best scores, best first (ties: the lower internal id first, as the full sort
- * orders them), with a bounded min-heap: O(n log k) instead of sorting every match.
+ * orders them): a bounded min-heap in typed arrays, O(n log k), and a match that cannot beat the
+ * heap's worst is dismissed with one comparison.
  */
 export function topKIndices(scores: number[], docs: number[], k: number): number[] {
-  const top = new TopK<number>(
-    k,
-    (a, b) => scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]),
-  );
-  for (let i = 0; i < scores.length; i++) top.offer(i);
-  return top.sorted();
+  if (k <= 0) return [];
+  const heap = new Int32Array(k);
+  let size = 0;
+  // `a` ranks below `b`.
+  const worse = (a: number, b: number) =>
+    scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
+  for (let i = 0; i < scores.length; i++) {
+    if (size < k) {
+      let c = size++;
+      heap[c] = i;
+      while (c > 0) {
+        const p = (c - 1) >> 1;
+        if (!worse(heap[c], heap[p])) break;
+        [heap[c], heap[p]] = [heap[p], heap[c]];
+        c = p;
+      }
+      continue;
+    }
+    const top = heap[0];
+    if (scores[i] < scores[top] || !worse(top, i)) continue;
+    heap[0] = i;
+    for (let j = 0; ;) {
+      const l = 2 * j + 1;
+      const r = l + 1;
+      let m = j;
+      if (l < size && worse(heap[l], heap[m])) m = l;
+      if (r < size && worse(heap[r], heap[m])) m = r;
+      if (m === j) break;
+      [heap[j], heap[m]] = [heap[m], heap[j]];
+      j = m;
+    }
+  }
+  return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
 }
 
 /**

@@ -44,6 +44,8 @@ export class ResultStore {
   private readonly termIds = new TermIds();
   private warming: NodeJS.Timeout | null = null;
   private warmed: Promise<void> = Promise.resolve();
+  /** Someone waits for the warm-up: its timers keep the process alive (otherwise they never do). */
+  private awaited = false;
 
   constructor(private readonly analyzer: TextAnalyzer) {}
 
@@ -117,7 +119,7 @@ export class ResultStore {
       const step = () => {
         for (const doc of pending.splice(0, 50)) this.prepare(doc);
         this.warming = pending.length ? setTimeout(step, 0) : null;
-        this.warming?.unref();
+        if (!this.awaited) this.warming?.unref();
         if (!this.warming) resolve();
       };
       this.warming = setTimeout(step, 0);
@@ -127,6 +129,8 @@ export class ResultStore {
 
   /** Resolves when the bodies `warm` started on are prepared (benchmarks wait for it; searches never do). */
   whenWarm(): Promise<void> {
+    this.awaited = true;
+    this.warming?.ref();
     return this.warmed;
   }
 

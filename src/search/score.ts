@@ -46,6 +46,10 @@ export class ScoreScratch {
   pseudo = new Float64Array(0);
   matched = new Uint16Array(0);
   mask = new Uint32Array(0);
+  /** Documents touched by the query, by one term alternative, by one query word (reused: no garbage per query). */
+  readonly touchedAll: number[] = [];
+  readonly touchedAlt: number[] = [];
+  readonly touchedGroup: number[] = [];
 
   ensure(size: number): void {
     if (this.total.length >= size) return;
@@ -84,13 +88,13 @@ export function scoreBm25f(
   opts: ScoreOptions,
   scratch: ScoreScratch,
 ): ScoredDocs {
-  const { total, groupBest, pseudo, matched, mask } = scratch;
-  const touchedAll: number[] = [];
-  const touchedAlt: number[] = [];
-  const touchedGroup: number[] = [];
+  const { total, groupBest, pseudo, matched, mask, touchedAll, touchedAlt, touchedGroup } = scratch;
+  touchedAll.length = 0;
 
   for (const group of groups) {
     touchedGroup.length = 0;
+    // Most words have one alternative (the word itself): its scores go straight to the totals.
+    const single = group.alternatives.length === 1;
     for (const { term, weight, fields: allowed } of group.alternatives) {
       touchedAlt.length = 0;
       for (let f = 0; f < fields.length; f++) {
@@ -111,8 +115,20 @@ export function scoreBm25f(
         }
       }
       const w = idf(opts.docCount, touchedAlt.length) * weight;
+      const k1 = opts.k1;
+      if (single) {
+        for (let i = 0; i < touchedAlt.length; i++) {
+          const d = touchedAlt[i];
+          const p = pseudo[d];
+          pseudo[d] = 0;
+          if (matched[d] === 0) touchedAll.push(d);
+          total[d] += (w * (p * (k1 + 1))) / (p + k1);
+          matched[d]++;
+        }
+        continue;
+      }
       for (const d of touchedAlt) {
-        const s = w * saturate(pseudo[d], opts.k1);
+        const s = w * saturate(pseudo[d], k1);
         pseudo[d] = 0;
         if (groupBest[d] === 0) touchedGroup.push(d);
         if (s > groupBest[d]) groupBest[d] = s;
