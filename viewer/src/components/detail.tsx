@@ -94,11 +94,12 @@ export function DetailPanel({
     return () => ctrl.abort();
   }, [refId, version]);
 
-  // Focus moves to the heading when another item opens (not on a live refresh of the same one).
+  // Focus moves to the heading when another item opens (not on a live refresh of the same one), unless
+  // the spotlight was opened while the item loaded: the dialog keeps its focus.
   useEffect(() => {
     if (detail && lastRef.current !== refId) {
       lastRef.current = refId;
-      heading.current?.focus({ preventScroll: true });
+      if (getState().q === null) heading.current?.focus({ preventScroll: true });
       heading.current?.closest('.detail')?.scrollTo({ top: 0 });
     }
   }, [detail, refId]);
