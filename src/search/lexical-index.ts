@@ -19,6 +19,7 @@ import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
+import { statusKey } from '../storage/ids.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -56,6 +57,7 @@ const SCHEMA = {
   extra: 'string',
   type: 'enum',
   status_key: 'enum',
+  state: 'enum',
   tag_keys: 'enum[]',
   author_key: 'enum',
   lineage: 'enum[]',
@@ -74,6 +76,7 @@ interface IndexedDocument {
   extra: string;
   type?: string;
   status_key?: string;
+  state?: string;
   tag_keys: string[];
   author_key?: string;
   lineage: string[];
@@ -98,7 +101,8 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
     updated_ms: doc.updated_ms ?? 0,
   };
   if (doc.type) out.type = doc.type;
-  if (doc.status) out.status_key = doc.status.toLowerCase();
+  if (doc.status) out.status_key = statusKey(doc.status);
+  if (doc.state) out.state = doc.state;
   if (doc.author) out.author_key = doc.author.toLowerCase();
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
@@ -344,7 +348,7 @@ export class LexicalIndex {
       docsWithValue: (field, value) => {
         const where =
           field === 'status'
-            ? { status_key: { in: [value.toLowerCase()] } }
+            ? { status_key: { in: [statusKey(value)] } }
             : { type: { in: [value.toLowerCase()] } };
         return new Set(
           inFilter(
