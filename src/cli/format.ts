@@ -11,7 +11,8 @@ export function formatSearch(res: SearchResponse): string {
   for (const r of res.results) {
     const kind = r.status ? `${r.type}/${r.status}` : r.type;
     const score = r.score !== undefined ? `  ${r.score.toFixed(3)}` : '';
-    lines.push(`${r.id}  [${kind}]  ${r.title}${score}`);
+    const semantic = r.match === 'semantic' ? '  [semantic]' : '';
+    lines.push(`${r.id}  [${kind}]${semantic}  ${r.title}${score}`);
     if (r.snippet.text) lines.push(`    ${r.snippet.text}`);
   }
   if (res.next_offset !== undefined) lines.push(`more: --offset ${res.next_offset}`);

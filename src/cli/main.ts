@@ -137,6 +137,8 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(async (words: string[], o, cmd: Command) => {
       const service = await open(cmd);
+      // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
+      await service.semanticReady();
       const res = await service.searchUnified(words.join(' '), {
         ...filtersFrom(o),
         sort: o.sort,

@@ -101,7 +101,7 @@ export interface Scored {
  */
 export interface VectorRetriever {
   /** `ready` once every document is embedded; until then searches run bm25 and say why. */
-  readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
+  readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed' | 'incomplete';
   /** Why it is not ready, for a warning: "still being built (120/5692 chunks embedded)". */
   progress(): string;
   /** Whether the model can read this query (an English-only model cannot read Russian). */

@@ -18,6 +18,11 @@ export function idKey(id: string): string {
   return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
 }
 
+/** A whole query written as one id, `TASK-12` or `back_72.1` (letters joined to the number). */
+export function isIdQuery(text: string): boolean {
+  return /^[A-Za-z]{2,}[-_]\d+(?:\.\d+)*$/.test(text.trim());
+}
+
 /**
  * The lookup key of a status: `In Progress`, `in progress`, `in_progress` and `IN-PROGRESS` share one
  * (`in progress`), so filters and counts do not depend on how a file spells it.

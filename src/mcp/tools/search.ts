@@ -53,7 +53,7 @@ export function searchTool(service: BacklogService): ToolSpec {
       for (const w of res.warnings ?? []) lines.push(`warning: ${w}`);
       for (const r of results)
         lines.push(
-          `${r.id} [${kindOf(r)}] ${r.title}${r.snippet.text ? ` — ${oneLine(r.snippet.text)}` : ''}`,
+          `${r.id} [${kindOf(r)}]${r.match === 'semantic' ? ' [semantic]' : ''} ${r.title}${r.snippet.text ? ` — ${oneLine(r.snippet.text)}` : ''}`,
         );
       return { structured: { ...res, results }, text: lines.join('\n') };
     },
