@@ -36,6 +36,8 @@ export interface SystemResult {
 }
 
 export interface DevsetReport {
+  /** When the run started (ISO). */
+  date: string;
   dir: string;
   queries: number;
   judgments: number;
@@ -126,6 +128,7 @@ export async function runDevset({
   keepRankings = false,
   log = (msg: string): void => void process.stderr.write(msg + '\n'),
 }: { hybrid?: boolean; keepRankings?: boolean; log?: (msg: string) => void } = {}): Promise<DevsetReport> {
+  const date = new Date().toISOString();
   const devset = await loadDevset();
   const docs = await readDocs();
   const judgments = [...devset.qrels.values()].reduce((n, m) => n + m.size, 0);
@@ -157,6 +160,7 @@ export async function runDevset({
     results.push(await runSystem(devset, system, { keepRankings }));
   for (const r of results) log(`   ${r.system}: nDCG@10 ${r.overall.ndcg_at_10.toFixed(4)}`);
   return {
+    date,
     dir: backlogSourceDir(),
     queries: devset.queries.length,
     judgments,
@@ -178,8 +182,10 @@ export function devsetMarkdown(r: DevsetReport): string {
     '',
     '## Backlog.md dev set (real long markdown, graded judgments)',
     '',
-    `${r.queries} queries in six classes over the ${r.results.length ? 'files' : ''} of the Backlog.md project's own`,
-    `backlog (\`../shared/eval/backlog-md\`), ${r.judgments} graded judgments (0-3) of pooled documents:`,
+    `Run on ${r.date} (\`npm run eval\`, or alone: \`npx tsx bench/devset/eval.ts\`).`,
+    '',
+    `${r.queries} queries in six classes over the files of the Backlog.md project's own backlog`,
+    `(\`../shared/eval/backlog-md\`), ${r.judgments} graded judgments (0-3) of pooled documents:`,
     'bench/devset/backlog-md, protocol in [devset.md](devset.md). Each system ranks paths; ours through',
     '`searchUnified` on a temp copy of the folder (filters passed as options), the baselines over title, body',
     'and keys (front matter id and labels) of the same files, filters applied to their rankings as a Backlog.md user means them.',
