@@ -13,6 +13,7 @@ import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
+import { IdRouter } from './id-routing.js';
 import { TopK } from './top-k.js';
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
@@ -164,7 +165,8 @@ export class LexicalIndex {
   readonly settings: SearchSettings;
   readonly analyzer: TextAnalyzer;
   private db!: AnyOrama;
-  private readonly idKeys = new Map<string, string>();
+  /** Which document a query names (ids, numbers, `ADR 0116`): it is ranked first. */
+  readonly router = new IdRouter();
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -190,7 +192,7 @@ export class LexicalIndex {
         }),
       },
     });
-    this.idKeys.clear();
+    this.router.clear();
   }
 
   /** Number of indexed documents. */
@@ -216,7 +218,7 @@ export class LexicalIndex {
     this.reset();
     load(this.db, decode(bytes) as never);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const doc of Object.values(all)) this.idKeys.set(idKey(doc.id), doc.id);
+    for (const doc of Object.values(all)) this.router.add({ id: doc.id, path: doc.path });
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -246,14 +248,14 @@ export class LexicalIndex {
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
     // and in the persisted index (removal reads the forward index, not the text).
     for (const f of TEXT_FIELDS) indexed[f] = '';
-    this.idKeys.set(idKey(doc.id), doc.id);
+    this.router.add(doc);
   }
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
     const existed = Boolean(getByID(this.db, id));
     if (existed) remove(this.db, id);
-    if (this.idKeys.get(idKey(id)) === id) this.idKeys.delete(idKey(id));
+    this.router.remove(id);
     return existed;
   }
 
@@ -263,9 +265,9 @@ export class LexicalIndex {
     return Object.values(all).map((doc) => doc.id);
   }
 
-  /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
+  /** The document a query names (`TASK-42`, `task 0042`, `72`, `ADR 0116`; id-routing.ts), if any. */
   resolveId(query: string): string | undefined {
-    return this.idKeys.get(idKey(query));
+    return this.router.resolve(query);
   }
 
   private get store(): Bm25fIndexStore {

@@ -144,7 +144,11 @@ export class OramaSearchService implements SearchEngine {
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
     this.lexical.restore(bytes);
     this.results.clear();
-    for (const doc of docs) this.results.put(doc);
+    for (const doc of docs) {
+      this.results.put(doc);
+      // The saved index keeps ids and paths; titles name documents too (`ADR 0116: ...`).
+      this.lexical.router.add(doc);
+    }
     this.results.warm();
   }
 
