@@ -150,8 +150,11 @@ describe('a Backlog.md folder', () => {
     expect(service.get('m-6')).toMatchObject({ type: 'milestone', state: null });
     expect(service.get('m-0')).toMatchObject({ type: 'milestone', state: 'archived' });
     expect(service.get('docs/readme.md').type).toBe('document');
-    // config.yml is the backlog's settings, not a document.
-    expect(service.resolve('config.yml')).toBeUndefined();
+    // config.yml is the backlog's settings: a searchable file, never a task or a document.
+    expect(service.get('config.yml').type).toBe('resource');
+    // `resource` stands for every kind of document.
+    const kinds = new Set(service.list({ types: 'resource' }).results.map((r) => r.type));
+    expect(kinds).toEqual(new Set(['resource', 'document', 'decision', 'milestone']));
   });
 
   it('never shows or matches the section markers', async () => {

@@ -21,7 +21,9 @@ export const filterShape = {
   types: oneOrMany(z.string())
     .pipe(z.array(typeValue))
     .optional()
-    .describe('task, epic, resource (Backlog.md: also document, decision, milestone)'),
+    .describe(
+      'task, epic, resource (any file that is not a task; Backlog.md: also document, decision, milestone)',
+    ),
   status: oneOrMany(z.string())
     .optional()
     .describe("the backlog's statuses, any case and spacing (listed by backlog_list)"),

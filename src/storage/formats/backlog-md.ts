@@ -135,7 +135,8 @@ export function backlogMdFormat(
     signature: `backlog-md:${createHash('sha256').update(configText).digest('hex').slice(0, 16)}`,
     configDiagnostics,
     roleOf(path: string): FileRole | null {
-      if (path === BACKLOG_MD_CONFIG_FILE) return null;
+      // config.yml is the settings, and searchable as a file ("where is the task prefix set?").
+      if (path === BACKLOG_MD_CONFIG_FILE) return { type: 'resource', state: null };
       const markdown = FRONTMATTER_EXTENSIONS.has(fileType(path));
       if (markdown && baseName(path).toLowerCase() === 'readme') return { type: 'document', state: null };
       for (const [prefix, role] of TASK_FOLDERS) if (markdown && path.startsWith(prefix)) return role;
