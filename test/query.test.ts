@@ -101,7 +101,8 @@ describe('term expansion', () => {
     startingWith: (p) => words.filter((w) => w.startsWith(p)),
     withinOneEdit: (t) => words.filter((w) => w !== t && oneEditApart(w, t)),
   };
-  const alts = (t: string, surface?: string) => termGroup(t, surface, undefined, 0b110, vocab).alternatives;
+  const alts = (t: string, surface?: string) =>
+    termGroup({ term: t, surface }, undefined, 0b110, vocab).alternatives;
 
   it('a whole word counts fully; a partial tag/author match counts less, only in those fields', () => {
     expect(alts('auto')).toEqual([

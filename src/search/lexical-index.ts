@@ -18,7 +18,8 @@ import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
-import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
+import { TextAnalyzer, idKey, type Language, type TokenizerSettings } from './tokenizer.js';
+import type { LanguagePlanState } from './language-mix.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -81,6 +82,13 @@ interface IndexedDocument {
   folders: string[];
   file_type?: string;
   updated_ms: number;
+  /** The language the document was analyzed in (LanguageMix.languageOf). */
+  lang?: Language;
+}
+
+/** The text a document's language is told from: its title and the start of its body. */
+function languageSample(doc: SearchDocument): string {
+  return `${doc.title ?? ''}\n${(doc.body ?? '').slice(0, 2000)}`;
 }
 
 function toIndexed(doc: SearchDocument): IndexedDocument {
@@ -161,6 +169,8 @@ export class LexicalIndex {
   readonly analyzer: TextAnalyzer;
   private db!: AnyOrama;
   private readonly idKeys = new Map<string, string>();
+  /** The language of the document being inserted (the index component analyzes its fields in it). */
+  private inserting: Language | undefined;
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -179,11 +189,12 @@ export class LexicalIndex {
       sort: { enabled: false },
       components: {
         tokenizer: createOramaTokenizer(this.analyzer),
-        index: createBm25fIndex(this.analyzer, [...TEXT_FIELDS], {
-          k1: this.settings.k1,
-          b: this.settings.b,
-          weights: this.settings.fieldWeights,
-        }),
+        index: createBm25fIndex(
+          this.analyzer,
+          [...TEXT_FIELDS],
+          { k1: this.settings.k1, b: this.settings.b, weights: this.settings.fieldWeights },
+          () => this.inserting,
+        ),
       },
     });
     this.idKeys.clear();
@@ -200,7 +211,8 @@ export class LexicalIndex {
    * BM25F fields (typed arrays as binary) inside the saved index component.
    */
   async serialize(): Promise<Uint8Array> {
-    return encode(await save(this.db));
+    const saved = (await save(this.db)) as unknown as Record<string, unknown>;
+    return encode({ ...saved, languagePlan: this.analyzer.languages.state() });
   }
 
   /**
@@ -210,9 +222,15 @@ export class LexicalIndex {
    */
   restore(bytes: Uint8Array): void {
     this.reset();
-    load(this.db, decode(bytes) as never);
+    const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
+    load(this.db, raw as never);
+    const languages = this.analyzer.languages;
+    languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const doc of Object.values(all)) this.idKeys.set(idKey(doc.id), doc.id);
+    for (const doc of Object.values(all)) {
+      this.idKeys.set(idKey(doc.id), doc.id);
+      languages.count(doc.lang, 1);
+    }
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -222,11 +240,23 @@ export class LexicalIndex {
   ): Promise<void> {
     this.reset();
     const all = [...docs];
+    // Which languages the documents are in: a sample goes to the detector (in a worker) while the
+    // documents are indexed in each script's default language; indexed again if the answer differs.
+    const planned = this.analyzer.languages.plan(
+      all.map((d) => ({ text: languageSample(d), declared: d.language })),
+    );
     const batch = 500;
-    for (let i = 0; i < all.length; i += batch) {
-      for (const doc of all.slice(i, i + batch)) this.upsert(doc);
-      opts.onProgress?.(Math.min(i + batch, all.length), all.length);
-      if (i + batch < all.length) await new Promise((r) => setImmediate(r));
+    const indexAll = async () => {
+      for (let i = 0; i < all.length; i += batch) {
+        for (const doc of all.slice(i, i + batch)) this.upsert(doc);
+        opts.onProgress?.(Math.min(i + batch, all.length), all.length);
+        if (i + batch < all.length) await new Promise((r) => setImmediate(r));
+      }
+    };
+    await indexAll();
+    if (await planned) {
+      this.reset();
+      await indexAll();
     }
     if (all.length === 0) opts.onProgress?.(0, 0);
     // The postings and sequences grew with room to spare; a built index keeps exactly its size.
@@ -237,7 +267,15 @@ export class LexicalIndex {
   upsert(doc: SearchDocument): void {
     if (getByID(this.db, doc.id)) this.remove(doc.id);
     const indexed = toIndexed(doc);
-    insert(this.db, indexed as never);
+    const language = this.analyzer.languages.languageOf(languageSample(doc), doc.language);
+    if (language) indexed.lang = language;
+    this.inserting = language;
+    try {
+      insert(this.db, indexed as never);
+    } finally {
+      this.inserting = undefined;
+    }
+    this.analyzer.languages.count(language, 1);
     // Orama keeps the inserted object as the stored document. Once the text is in the postings, the
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
     // and in the persisted index (removal reads the forward index, not the text).
@@ -247,8 +285,12 @@ export class LexicalIndex {
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
-    const existed = Boolean(getByID(this.db, id));
-    if (existed) remove(this.db, id);
+    const doc = getByID(this.db, id) as IndexedDocument | undefined;
+    const existed = Boolean(doc);
+    if (doc) {
+      this.analyzer.languages.count(doc.lang, -1);
+      remove(this.db, id);
+    }
     if (this.idKeys.get(idKey(id)) === id) this.idKeys.delete(idKey(id));
     return existed;
   }
@@ -262,6 +304,11 @@ export class LexicalIndex {
   /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
   resolveId(query: string): string | undefined {
     return this.idKeys.get(idKey(query));
+  }
+
+  /** The language a document was analyzed in (undefined: each word by its script, or not indexed). */
+  languageOf(id: string): Language | undefined {
+    return (getByID(this.db, id) as IndexedDocument | undefined)?.lang;
   }
 
   private get store(): Bm25fIndexStore {
@@ -327,10 +374,11 @@ export class LexicalIndex {
     const vocab = this.vocabulary();
     const inFilter = (ids: Iterable<number>) => (filter ? [...ids].filter((d) => filter.has(d)) : [...ids]);
     return {
-      sequence: (text) => this.analyzer.sequence(text),
+      words: (text) => this.analyzer.queryWords(text),
+      sequences: (text) => this.analyzer.sequences(text),
       fieldMask: (field) =>
         field === undefined ? undefined : fieldBits([field === 'tags' ? 'tags' : (field as TextField)]),
-      termGroup: (term, fields) => termGroup(term, undefined, fields, this.partialFields, vocab),
+      termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab),
       prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
       score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
       phraseFilter: (candidates, terms, fields) => {
@@ -382,9 +430,14 @@ export class LexicalIndex {
   upperBound(query: string): number {
     const state = this.store.bm25f;
     let sum = 0;
-    for (const term of this.analyzer.queryTerms(query)) {
-      const df = Math.max(0, ...state.fields.map((f) => f.docFreq(term)));
-      if (df > 0) sum += idf(this.size, df) * (this.settings.k1 + 1);
+    for (const word of this.analyzer.queryWords(query)) {
+      // A word in several languages counts once, as its best alternative.
+      let best = 0;
+      for (const term of word.alternatives) {
+        const df = Math.max(0, ...state.fields.map((f) => f.docFreq(term)));
+        if (df > 0) best = Math.max(best, idf(this.size, df));
+      }
+      sum += best * (this.settings.k1 + 1);
     }
     return sum;
   }
@@ -440,7 +493,7 @@ export class LexicalIndex {
       const vocab = this.vocabulary();
       const groups = this.analyzer
         .queryWords(query)
-        .map(({ term, surface }) => termGroup(term, surface, undefined, this.partialFields, vocab));
+        .map((word) => termGroup(word, undefined, this.partialFields, vocab));
       ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
     }
 

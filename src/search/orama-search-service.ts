@@ -95,7 +95,7 @@ export class OramaSearchService implements SearchEngine {
     this.lexical = new LexicalIndex(settings);
     this.settings = this.lexical.settings;
     this.analyzer = this.lexical.analyzer;
-    this.results = new ResultStore(this.analyzer);
+    this.results = new ResultStore(this.analyzer, (id) => this.lexical.languageOf(id));
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
       ...options.hybrid,
@@ -206,7 +206,8 @@ export class OramaSearchService implements SearchEngine {
       );
       mode = 'bm25';
     } else if (mode !== 'bm25' && !vectors!.supports(positive)) {
-      if (q.mode) warnings.push('the embedding model is English-only and this query is not; ran bm25');
+      // Said also when hybrid was only the default: the answer is not what the caller would expect.
+      warnings.push('the embedding model is English-only and this query is not; ran bm25');
       mode = 'bm25';
     }
     const request: SearchRequest = {
