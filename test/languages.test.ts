@@ -156,13 +156,14 @@ describe('a backlog in English and Chinese', () => {
     // The Korean fixture's TASK-0002 mentions FeatureStore too.
     expect((await ids(service, 'FeatureStore')).sort()).toEqual(['TASK-0002', 'TASK-0102']);
     expect((await ids(service, 'sync 同步')).sort()).toEqual(['TASK-0101', 'TASK-0102']);
-    // A word the dictionary keeps inside a longer one is completed to it: 北京 -> 北京大学.
     expect(await ids(service, '北京')).toEqual(['TASK-0103']);
   });
 
   it('a single Chinese character is not completed to the words it begins', async () => {
-    expect(await ids(service, '离线')).toEqual(['TASK-0102']);
-    expect(await ids(service, '离')).toEqual([]);
+    expect(await ids(service, '登录')).toEqual(['TASK-0102']);
+    expect(await ids(service, '登')).toEqual([]);
+    // Two characters are: 队 alone is no word, 队列 is.
+    expect(await ids(service, '队列')).toEqual(['TASK-0102']);
   });
 });
 

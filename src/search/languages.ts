@@ -283,7 +283,7 @@ function letterScript(ch: string): Script {
 }
 
 const LETTER = /\p{L}/gu;
-const ASCII_WORD = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /^[ -~]*$/;
 
 /**
  * The script of a word: that of most of its letters (`βoxidation` is Latin; ties go to the first
