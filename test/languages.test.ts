@@ -203,6 +203,8 @@ describe('languages: per file, setting, detection, persisted', () => {
         'After the server restarts, users can no longer sign in because their sessions are lost.',
       );
       const service = await openBacklog({ dir, embeddings: 'none', cacheDir: false });
+      // A backlog this small is searchable before the detector answered; then indexed again.
+      await service.index.languagesSettled();
       // German stemming: Sitzungen -> sitzung, and the query word `Sitzung` in German reaches it.
       expect(await ids(service, 'Sitzung')).toEqual(['TASK-0301']);
       expect(await ids(service, 'sessions')).toEqual(['TASK-0302']);

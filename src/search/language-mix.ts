@@ -99,6 +99,11 @@ export class LanguageMix {
     if (this.mixed.size > 0) void loadDetector();
   }
 
+  /** Forgets the documents counted (before they are indexed again). */
+  clearCounts(): void {
+    this.counts.clear();
+  }
+
   /** A document of this language was indexed (+1) or removed (-1). */
   count(language: Language | undefined, delta: 1 | -1): void {
     if (!language) return;
@@ -150,10 +155,7 @@ export class LanguageMix {
         }
       });
       if (this.mixed.size > 0) await loadDetector();
-      if (changed) {
-        this.counts.clear();
-        this.planVersion++;
-      }
+      if (changed) this.planVersion++;
       return changed;
     });
   }

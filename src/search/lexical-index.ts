@@ -171,6 +171,11 @@ export class LexicalIndex {
   private readonly idKeys = new Map<string, string>();
   /** The language of the document being inserted (the index component analyzes its fields in it). */
   private inserting: Language | undefined;
+  /** While the detector's answer on the last build is awaited: that answer, and the documents to index again. */
+  private pending: Promise<void> | null = null;
+  private pendingDocs: Map<string, SearchDocument> | null = null;
+  /** Called when the documents were indexed again in other languages (snippets prepared before are stale). */
+  onReanalyzed: () => void = () => undefined;
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -211,6 +216,7 @@ export class LexicalIndex {
    * BM25F fields (typed arrays as binary) inside the saved index component.
    */
   async serialize(): Promise<Uint8Array> {
+    await this.languagesSettled();
     const saved = (await save(this.db)) as unknown as Record<string, unknown>;
     return encode({ ...saved, languagePlan: this.analyzer.languages.state() });
   }
@@ -221,6 +227,8 @@ export class LexicalIndex {
    * and BM25F index (Orama issues #640, #934), so only its format is used here.
    */
   restore(bytes: Uint8Array): void {
+    this.pending = null;
+    this.pendingDocs = null;
     this.reset();
     const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
     load(this.db, raw as never);
@@ -241,10 +249,14 @@ export class LexicalIndex {
     this.reset();
     const all = [...docs];
     // Which languages the documents are in: a sample goes to the detector (in a worker) while the
-    // documents are indexed in each script's default language; indexed again if the answer differs.
+    // documents are indexed in each script's default language, and they are indexed again if the
+    // answer differs. A small backlog is built before the detector has loaded: it does not wait, and
+    // is indexed again when the answer comes (languagesSettled).
     const planned = this.analyzer.languages.plan(
       all.map((d) => ({ text: languageSample(d), declared: d.language })),
     );
+    let answer: boolean | undefined;
+    void planned?.then((changed) => (answer = changed));
     const batch = 500;
     const indexAll = async () => {
       for (let i = 0; i < all.length; i += batch) {
@@ -254,8 +266,18 @@ export class LexicalIndex {
       }
     };
     await indexAll();
-    if (await planned) {
+    if (planned && answer === undefined) {
+      const docsNow = new Map(all.map((d) => [d.id, d]));
+      this.pendingDocs = docsNow;
+      this.pending = planned.then((changed) => {
+        if (this.pendingDocs !== docsNow) return; // another build came first
+        this.pendingDocs = null;
+        this.pending = null;
+        if (changed) this.reindex([...docsNow.values()]);
+      });
+    } else if (answer) {
       this.reset();
+      this.analyzer.languages.clearCounts();
       await indexAll();
     }
     if (all.length === 0) opts.onProgress?.(0, 0);
@@ -263,8 +285,23 @@ export class LexicalIndex {
     for (const field of this.store.bm25f.fields) field.compact();
   }
 
+  /** Resolves when the languages of the last build are settled (the detector answered, documents re-indexed). */
+  languagesSettled(): Promise<void> {
+    return this.pending ?? Promise.resolve();
+  }
+
+  /** Indexes `docs` again, at once, in the languages the detector decided. */
+  private reindex(docs: SearchDocument[]): void {
+    this.reset();
+    this.analyzer.languages.clearCounts();
+    for (const doc of docs) this.upsert(doc);
+    for (const field of this.store.bm25f.fields) field.compact();
+    this.onReanalyzed();
+  }
+
   /** Adds or replaces one document. */
   upsert(doc: SearchDocument): void {
+    this.pendingDocs?.set(doc.id, doc);
     if (getByID(this.db, doc.id)) this.remove(doc.id);
     const indexed = toIndexed(doc);
     const language = this.analyzer.languages.languageOf(languageSample(doc), doc.language);
@@ -285,6 +322,7 @@ export class LexicalIndex {
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
+    this.pendingDocs?.delete(id);
     const doc = getByID(this.db, id) as IndexedDocument | undefined;
     const existed = Boolean(doc);
     if (doc) {

@@ -96,6 +96,7 @@ export class OramaSearchService implements SearchEngine {
     this.settings = this.lexical.settings;
     this.analyzer = this.lexical.analyzer;
     this.results = new ResultStore(this.analyzer, (id) => this.lexical.languageOf(id));
+    this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
       ...options.hybrid,
@@ -147,6 +148,14 @@ export class OramaSearchService implements SearchEngine {
     this.results.clear();
     for (const doc of docs) this.results.put(doc);
     this.results.warm();
+  }
+
+  /**
+   * Resolves when the languages of the last build are settled: a small backlog is searchable before the
+   * language detector answered, in each script's default language (evaluations wait; searches never do).
+   */
+  languagesSettled(): Promise<void> {
+    return this.lexical.languagesSettled();
   }
 
   /** Resolves when the bodies are prepared for snippets after a build (benchmarks wait; searches never do). */

@@ -80,6 +80,13 @@ export class ResultStore {
     this.prepared.clear();
   }
 
+  /** Drops every prepared body (their terms changed) and prepares them again in the background. */
+  unprepare(): void {
+    for (const doc of this.prepared.values()) doc.snippet = undefined;
+    this.prepared.clear();
+    this.warm();
+  }
+
   has(id: string): boolean {
     return this.docs.has(id);
   }
