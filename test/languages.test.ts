@@ -209,6 +209,11 @@ describe('languages: per file, setting, detection, persisted', () => {
       expect(await ids(service, 'Sitzung')).toEqual(['TASK-0301']);
       expect(await ids(service, 'sessions')).toEqual(['TASK-0302']);
       await closeBacklog(service);
+      // The same with the two languages named: every file is detected between them.
+      const named = await openBacklog({ dir, embeddings: 'none', cacheDir: false, languages: ['en', 'de'] });
+      expect(await ids(named, 'Sitzung')).toEqual(['TASK-0301']);
+      expect(await ids(named, 'sessions')).toEqual(['TASK-0302']);
+      await closeBacklog(named);
     } finally {
       await cleanup();
     }

@@ -99,6 +99,11 @@ export class LanguageMix {
     if (this.mixed.size > 0) void loadDetector();
   }
 
+  /** Resolves when the detector is loaded if a script is detected document by document (a fixed list with two languages of one script). */
+  async ready(): Promise<void> {
+    if (this.mixed.size > 0) await loadDetector();
+  }
+
   /** Forgets the documents counted (before they are indexed again). */
   clearCounts(): void {
     this.counts.clear();

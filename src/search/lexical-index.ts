@@ -213,6 +213,7 @@ export class LexicalIndex {
     // documents are indexed in each script's default language, and they are indexed again if the
     // answer differs. A small backlog is built before the detector has loaded: it does not wait, and
     // is indexed again when the answer comes (languagesSettled).
+    await this.analyzer.languages.ready();
     const planned = this.analyzer.languages.plan(
       all.map((d) => ({ text: languageSample(d), declared: d.language })),
     );
