@@ -79,7 +79,13 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
       name: 'backlog-search',
       version: VERSION,
       items: service.size,
-      search_mode: service.diagnostics().search_mode,
+      search_mode: service.index.defaultMode(),
+      format: {
+        name: service.format.name,
+        project: service.format.config.project,
+        statuses: service.format.config.statuses,
+        task_prefix: service.format.config.taskPrefix,
+      },
     }),
   );
 

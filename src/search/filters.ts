@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { statusKey } from '../storage/ids.js';
 import { idKey } from './tokenizer.js';
 import type { SearchFilters } from './types.js';
 
@@ -28,7 +29,8 @@ const lower = (values: string[]) => values.map((v) => v.toLowerCase());
 export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<string>): WhereClause | null {
   const where: WhereClause = {};
   if (filters.types?.length) where.type = { in: filters.types };
-  if (filters.status?.length) where.status_key = { in: lower(filters.status) };
+  if (filters.status?.length) where.status_key = { in: filters.status.map(statusKey) };
+  if (filters.state?.length) where.state = { in: filters.state };
   if (filters.parent_id?.length) where.lineage = { containsAny: filters.parent_id.map(idKey) };
   if (filters.tags?.length) where.tag_keys = { containsAny: lower(filters.tags) };
   if (filters.author?.length) where.author_key = { in: lower(filters.author) };

@@ -28,6 +28,11 @@ const SAMPLE = 40;
 /** A second language seen in at least this share of the sample (twice, when the sample is 10 or more) makes a script mixed. */
 const MIXED_SHARE = 0.1;
 
+/** The text a document's language is told from: its title and the start of its body. */
+export function languageSample(doc: { title?: string; body?: string }): string {
+  return `${doc.title ?? ''}\n${(doc.body ?? '').slice(0, 2000)}`;
+}
+
 /** What a build decided, kept with the persisted index. */
 export interface LanguagePlanState {
   /** Default language per script (the sample's majority for detected scripts). */

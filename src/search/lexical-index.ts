@@ -21,7 +21,8 @@ import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, idKey, type Language, type TokenizerSettings } from './tokenizer.js';
-import type { LanguagePlanState } from './language-mix.js';
+import { languageSample, type LanguagePlanState } from './language-mix.js';
+import { statusKey } from '../storage/ids.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -59,6 +60,7 @@ const SCHEMA = {
   extra: 'string',
   type: 'enum',
   status_key: 'enum',
+  state: 'enum',
   tag_keys: 'enum[]',
   author_key: 'enum',
   lineage: 'enum[]',
@@ -77,6 +79,7 @@ interface IndexedDocument {
   extra: string;
   type?: string;
   status_key?: string;
+  state?: string;
   tag_keys: string[];
   author_key?: string;
   lineage: string[];
@@ -86,11 +89,6 @@ interface IndexedDocument {
   updated_ms: number;
   /** The language the document was analyzed in (LanguageMix.languageOf). */
   lang?: Language;
-}
-
-/** The text a document's language is told from: its title and the start of its body. */
-function languageSample(doc: SearchDocument): string {
-  return `${doc.title ?? ''}\n${(doc.body ?? '').slice(0, 2000)}`;
 }
 
 function toIndexed(doc: SearchDocument): IndexedDocument {
@@ -108,7 +106,8 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
     updated_ms: doc.updated_ms ?? 0,
   };
   if (doc.type) out.type = doc.type;
-  if (doc.status) out.status_key = doc.status.toLowerCase();
+  if (doc.status) out.status_key = statusKey(doc.status);
+  if (doc.state) out.state = doc.state;
   if (doc.author) out.author_key = doc.author.toLowerCase();
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
@@ -392,7 +391,7 @@ export class LexicalIndex {
       docsWithValue: (field, value) => {
         const where =
           field === 'status'
-            ? { status_key: { in: [value.toLowerCase()] } }
+            ? { status_key: { in: [statusKey(value)] } }
             : { type: { in: [value.toLowerCase()] } };
         return new Set(
           inFilter(

@@ -4,9 +4,8 @@
  *
  *   languages: [english, japanese]   # or `detect` (the default), or `de`, `ja, en`
  */
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { parseFrontmatter } from '../storage/frontmatter.js';
+import { parseYamlFile } from '../storage/frontmatter.js';
+import { readInsideRoot } from '../storage/root-path.js';
 import { errors } from '../errors.js';
 import { parseLanguage } from '../search/languages.js';
 
@@ -35,12 +34,11 @@ export function parseLanguagesSetting(value: unknown, where: string): 'detect' |
   return names;
 }
 
-/** The `languages` of `<dir>/config.yml`, when the file exists and sets it. */
+/** The `languages` of `<dir>/config.yml`, when the file exists and sets it (read like Backlog.md's settings). */
 export async function readBacklogLanguages(dir: string): Promise<'detect' | string[] | undefined> {
-  const file = join(dir, SETTINGS_FILE);
-  const st = await stat(file).catch(() => null);
-  if (!st?.isFile() || st.size > MAX_BYTES) return undefined;
-  const { data, error } = parseFrontmatter(`---\n${await readFile(file, 'utf8')}\n---\n`);
+  const read = await readInsideRoot(dir, SETTINGS_FILE, MAX_BYTES).catch(() => null);
+  if (!read?.complete) return undefined;
+  const { data, error } = parseYamlFile(read.bytes.toString('utf8'));
   if (error) return undefined;
   return parseLanguagesSetting(data.languages, `${SETTINGS_FILE}: languages`);
 }

@@ -1,6 +1,7 @@
 /** Loading the backlog from the API and keeping it fresh through /events. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, listAll, type ItemSummary, type Params } from './api.js';
+import { apiTypes } from './search-params.js';
 import type { UrlState } from './state.js';
 
 export type Live = 'connecting' | 'live' | 'offline';
@@ -49,7 +50,7 @@ export function useLiveEvents(onChange: (refs: Set<string>) => void, debounceMs 
 /** The list filters of the URL as /tasks parameters. */
 export function listParams(s: UrlState): Params {
   return {
-    types: s.types.length ? s.types : undefined,
+    types: apiTypes(s.types),
     status: s.status || undefined,
     parent_id: s.epic || undefined,
     tags: s.tag || undefined,
