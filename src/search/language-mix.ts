@@ -71,11 +71,18 @@ export class LanguageMix {
 
   /** The languages a query word of this script is analyzed in: those of the indexed documents. */
   active(script: Script): Language[] {
-    const found = this.candidates(script).filter((l) => (this.counts.get(l) ?? 0) > 0);
-    if (found.length > 0) return found;
-    const f = this.fallbacks[script];
-    return f ? [f] : [];
+    let langs = this.activeCache.get(script);
+    if (!langs) {
+      const found = this.candidates(script).filter((l) => (this.counts.get(l) ?? 0) > 0);
+      const f = this.fallbacks[script];
+      langs = found.length > 0 ? found : f ? [f] : [];
+      this.activeCache.set(script, langs);
+    }
+    return langs;
   }
+
+  /** `active` per script, dropped whenever a language gains its first document or loses its last. */
+  private readonly activeCache = new Map<Script, Language[]>();
 
   reset(): void {
     this.fallbacks = {};
@@ -86,6 +93,7 @@ export class LanguageMix {
     // A fixed list with two languages of one script: each document is detected.
     this.mixed = new Set(this.detect ? [] : DETECTED_SCRIPTS.filter((s) => this.candidates(s).length > 1));
     this.counts.clear();
+    this.activeCache.clear();
     this.planVersion++;
   }
 
@@ -100,6 +108,7 @@ export class LanguageMix {
     for (const [script, l] of Object.entries(state.fallback ?? {}) as [Script, Language][])
       if (this.allowed.has(l) && SCRIPT_LANGUAGES[script]?.includes(l)) this.fallbacks[script] = l;
     for (const s of state.mixed ?? []) if (DETECTED_SCRIPTS.includes(s)) this.mixed.add(s);
+    this.activeCache.clear();
     this.planVersion++;
     if (this.mixed.size > 0) void loadDetector();
   }
@@ -112,12 +121,16 @@ export class LanguageMix {
   /** Forgets the documents counted (before they are indexed again). */
   clearCounts(): void {
     this.counts.clear();
+    this.activeCache.clear();
   }
 
   /** A document of this language was indexed (+1) or removed (-1). */
   count(language: Language | undefined, delta: 1 | -1): void {
     if (!language) return;
-    this.counts.set(language, Math.max(0, (this.counts.get(language) ?? 0) + delta));
+    const before = this.counts.get(language) ?? 0;
+    const after = Math.max(0, before + delta);
+    this.counts.set(language, after);
+    if ((before === 0) !== (after === 0)) this.activeCache.clear();
   }
 
   /**
@@ -165,6 +178,7 @@ export class LanguageMix {
         }
       });
       if (this.mixed.size > 0) await loadDetector();
+      this.activeCache.clear();
       if (changed) this.planVersion++;
       return changed;
     });
