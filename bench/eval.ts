@@ -24,15 +24,35 @@ import { devsetSection } from './devset/eval.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 
-/** Datasets and the split evaluated on each. */
+/**
+ * Datasets and the split evaluated on each. `hybrid`: also run hybrid with the bundled (English) model;
+ * the XQuAD sets in scripts it cannot read are lexical only (the service sends such queries to bm25).
+ */
 const DATASETS = [
-  { name: 'scifact', split: 'train' },
-  { name: 'xquad-ru', split: 'dev' },
-  { name: 'xquad-en', split: 'dev' },
+  { name: 'scifact', split: 'train', hybrid: true },
+  { name: 'xquad-ru', split: 'dev', hybrid: true },
+  { name: 'xquad-en', split: 'dev', hybrid: true },
+  { name: 'xquad-de', split: 'dev', hybrid: false },
+  { name: 'xquad-es', split: 'dev', hybrid: false },
+  { name: 'xquad-zh', split: 'dev', hybrid: false },
+  { name: 'xquad-th', split: 'dev', hybrid: false },
+  { name: 'xquad-hi', split: 'dev', hybrid: false },
+  { name: 'xquad-ar', split: 'dev', hybrid: false },
 ];
 
-/** Targets from the issue (nDCG@10 of our engine, lexical). */
-const TARGETS: Record<string, number> = { scifact: 0.68, 'xquad-ru': 0.85 };
+/** Targets from the issues (nDCG@10 of our engine, lexical): #1 and #12 (every XQuAD set >= 0.93). */
+const TARGETS: Record<string, number> = {
+  scifact: 0.7,
+  'xquad-ru': 0.93,
+  'xquad-en': 0.93,
+  'xquad-de': 0.93,
+  'xquad-es': 0.93,
+  'xquad-zh': 0.93,
+  'xquad-th': 0.93,
+  'xquad-hi': 0.93,
+  'xquad-ar': 0.93,
+};
+const MINISEARCH = 'MiniSearch 7, default settings';
 
 const OUR_ENGINE = 'backlog-search (bm25)';
 const HYBRID_ENGINE = 'backlog-search (hybrid, bundled model)';
@@ -101,9 +121,15 @@ function markdown(
   out.push('', '## Targets', '', '| target | goal | measured | met |', '|---|---|---|---|');
   for (const [name, goal] of Object.entries(TARGETS)) {
     const d = DATASETS.find((x) => x.name === name)!;
+    if (!datasets.includes(d)) continue;
     const r = get(OUR_ENGINE, name);
     const met = r ? (r.ndcg_at_10 >= goal ? 'yes' : 'no') : 'not run';
     out.push(`| ${name} \`${d.split}\` lexical nDCG@10 | ≥ ${goal} | ${f4(r?.ndcg_at_10)} | ${met} |`);
+    const mini = get(MINISEARCH, name);
+    if (name.startsWith('xquad-') && r && mini)
+      out.push(
+        `| ${name} \`${d.split}\` lexical nDCG@10 above MiniSearch | > ${f4(mini.ndcg_at_10)} | ${f4(r.ndcg_at_10)} | ${r.ndcg_at_10 > mini.ndcg_at_10 ? 'yes' : 'no'} |`,
+      );
   }
   // Hybrid with the bundled model: XQuAD-en must gain 0.02 over lexical; the others must not lose.
   for (const d of datasets) {
@@ -166,10 +192,10 @@ async function main(): Promise<void> {
     log(`Skipping ${OUR_ENGINE}: src/search/orama-search-service.ts could not be loaded (${skipped})`);
 
   const withHybrid = !process.argv.includes('--no-hybrid');
-  const makeRetrievers = (dataset: string): Retriever[] => [
+  const makeRetrievers = (dataset: string, hybrid = true): Retriever[] => [
     // No settings: the service's defaults are its lexical (bm25) mode.
     ...(skipped ? [] : [oramaServiceRetriever(undefined, OUR_ENGINE)]),
-    ...(skipped || !withHybrid
+    ...(skipped || !withHybrid || !hybrid
       ? []
       : [
           embeddingRetriever('hybrid', {
@@ -187,7 +213,7 @@ async function main(): Promise<void> {
     log(`\n== ${d.name} (${d.split}) from ${join(EVAL_DIR, d.name)}`);
     const dataset = await loadBeir(join(EVAL_DIR, d.name), d.split);
     log(`   ${dataset.docs.length} docs, ${dataset.queries.length} queries`);
-    for (const retriever of makeRetrievers(d.name)) {
+    for (const retriever of makeRetrievers(d.name, d.hybrid)) {
       // A live counter on a terminal; nothing per query when stderr is a file or pipe.
       const tty = process.stderr.isTTY;
       let last = 0;

@@ -34,7 +34,7 @@ export {
   DEFAULT_SEARCH_SETTINGS,
   type SearchSettings,
 } from './search/orama-search-service.js';
-export { TextAnalyzer, type TokenizerSettings } from './search/tokenizer.js';
+export { TextAnalyzer, LANGUAGES, type Language, type TokenizerSettings } from './search/tokenizer.js';
 export type { SearchDocument, SearchFilters, SearchRequest, SearchHit, TextField } from './search/types.js';
 export type { Snippet } from './search/snippet.js';
 export { BacklogError, isBacklogError, type ErrorCode } from './errors.js';

@@ -127,5 +127,12 @@ describe('hybrid search with the bundled model', () => {
     const res = await service.searchUnified('вход в систему', { mode: 'hybrid' });
     expect(res.search_mode).toBe('bm25');
     expect(res.warnings?.[0]).toMatch(/English-only/);
+    // Also when hybrid is only the default, and in the scripts segmented into words.
+    for (const q of ['离线同步队列', 'オフライン同期', 'การซิงค์ข้อมูล', 'हिन्दी खोज']) {
+      const r = await service.searchUnified(q);
+      expect(r.search_mode).toBe('bm25');
+      expect(r.warnings?.[0]).toMatch(/English-only/);
+    }
+    expect((await service.searchUnified('offline sync')).search_mode).toBe('hybrid');
   });
 });

@@ -101,7 +101,23 @@ describe('term expansion', () => {
     startingWith: (p) => words.filter((w) => w.startsWith(p)),
     withinOneEdit: (t) => words.filter((w) => w !== t && oneEditApart(w, t)),
   };
-  const alts = (t: string, surface?: string) => termGroup(t, surface, undefined, 0b110, vocab).alternatives;
+  it('no typo or completion for a single CJK character; no typos in unspaced scripts at all', () => {
+    const cjk: Vocabulary = {
+      has: (t) => ['データベース', '同步'].includes(t),
+      docFreq: () => 1,
+      startingWith: (p) => ['データベース', '同步'].filter((w) => w.startsWith(p)),
+      withinOneEdit: (t) => ['データベース'].filter((w) => w !== t && oneEditApart(w, t)),
+    };
+    const group = (term: string, script: 'han' | 'kana' | 'latin') =>
+      termGroup({ term, surface: term, script }, undefined, 0, cjk).alternatives.map((a) => a.term);
+    // データベーヌ is one edit from データベース: a typo in Latin terms would count, here it does not.
+    expect(group('データベーヌ', 'kana')).toEqual(['データベーヌ']);
+    expect(group('同', 'han')).toEqual(['同']);
+    expect(group('同步', 'han')).toEqual(['同步']);
+  });
+
+  const alts = (t: string, surface?: string) =>
+    termGroup({ term: t, surface }, undefined, 0b110, vocab).alternatives;
 
   it('a whole word counts fully; a partial tag/author match counts less, only in those fields', () => {
     expect(alts('auto')).toEqual([

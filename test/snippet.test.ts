@@ -48,3 +48,63 @@ describe('snippets', () => {
     ).toMatchObject({ field: 'title', text: 'Only a title' });
   });
 });
+
+describe('snippets in scripts without spaces', () => {
+  const wordBounds = (text: string) => {
+    const bounds = new Set<number>([0, text.length]);
+    for (const s of new Intl.Segmenter('en', { granularity: 'word' }).segment(text)) {
+      bounds.add(s.index);
+      bounds.add(s.index + s.segment.length);
+    }
+    return bounds;
+  };
+  /** The window's offsets in `text` (ellipses removed), checked to be word boundaries. */
+  const expectCutAtWords = (text: string, window: string) => {
+    const inner = window.replace(/^…/, '').replace(/…$/, '');
+    const start = text.indexOf(inner);
+    expect(start).toBeGreaterThanOrEqual(0);
+    const bounds = wordBounds(text);
+    expect(bounds.has(start)).toBe(true);
+    expect(bounds.has(start + inner.length)).toBe(true);
+    // Never a mark (a Thai vowel or tone, a virama) right after a cut.
+    expect(text.slice(start + inner.length)).not.toMatch(/^\p{M}/u);
+    expect(inner).not.toMatch(/^\p{M}/u);
+  };
+
+  it('Chinese: the window starts and ends between words', () => {
+    const filler = '我们的系统在周末进行维护升级工作，用户可以继续浏览但是不能提交新的订单。'.repeat(4);
+    const text = `${filler}离线同步队列在会话过期以后停止工作。${filler}`;
+    const win = bestWindow(text, analyzer, terms('同步队列'));
+    expect(win.hits).toBe(2);
+    expect(win.text).toContain('同步队列');
+    expect(win.text.startsWith('…') && win.text.endsWith('…')).toBe(true);
+    expectCutAtWords(text, win.text);
+  });
+
+  it('Japanese: the window starts and ends between words', () => {
+    const filler =
+      'システムは週末にメンテナンスを行い、利用者は閲覧できるが新しい注文は送信できない。'.repeat(4);
+    const text = `${filler}オフラインの同期キューはセッションが切れると止まる。${filler}`;
+    const win = bestWindow(text, analyzer, terms('同期 キュー'));
+    expect(win.text).toContain('同期キュー');
+    expectCutAtWords(text, win.text);
+  });
+
+  it('Thai: the window never cuts a word or its vowel and tone marks', () => {
+    const filler = 'ระบบจะปิดปรับปรุงในวันหยุดสุดสัปดาห์และผู้ใช้ยังคงดูข้อมูลได้แต่ไม่สามารถส่งคำสั่งซื้อใหม่ได้'.repeat(3);
+    const text = `${filler}การซิงค์ข้อมูลล้มเหลวเมื่อเซสชันหมดอายุ${filler}`;
+    const win = bestWindow(text, analyzer, terms('การซิงค์'));
+    expect(win.hits).toBeGreaterThan(0);
+    expectCutAtWords(text, win.text);
+  });
+
+  it('a title cut for want of any other text keeps its last character whole', () => {
+    const title = `${'ก้'.repeat(59)}👩‍👩‍👧‍👦 and more`;
+    const snippet = buildSnippet({ title, body: '' }, analyzer, terms('nothing'), ['title']);
+    expect(snippet.text.length).toBeLessThanOrEqual(SNIPPET_CHARS);
+    expect(title.startsWith(snippet.text)).toBe(true);
+    // Not inside the family emoji (a ZWJ sequence) nor between ก and its mark.
+    const rest = title.slice(snippet.text.length);
+    expect(rest).not.toMatch(/^[\p{M}\u200d\udc00-\udfff]/u);
+  });
+});

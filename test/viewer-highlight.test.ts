@@ -24,7 +24,22 @@ describe('highlightHtml', () => {
   });
 
   it('marks words in other scripts', () => {
-    expect(highlightHtml('Синхронизация заметок', 'синхронизации')).toContain('<mark class="hl">');
+    expect(highlightHtml('Синхронизация заметок', 'синхронизации')).toBe(
+      '<mark class="hl">Синхронизация</mark> заметок',
+    );
+  });
+
+  it('marks whole words in Chinese and Thai, never part of a word or of a character cluster', () => {
+    // 同步 is a word of the text; 同 alone inside 同学 is not the query word.
+    expect(highlightHtml('离线同步在登录后失败', '同步')).toBe(
+      '离线<mark class="hl">同步</mark>在登录后失败',
+    );
+    expect(highlightHtml('同学们', '同步')).toBe('同学们');
+    expect(highlightHtml('北京大学的用户', '北京')).toBe('<mark class="hl">北京</mark>大学的用户');
+    // Thai: ข้อมูล (data) is marked whole, with its vowel and tone marks; มูล inside it is not a word.
+    expect(highlightHtml('การซิงค์ข้อมูลล้มเหลว', 'ข้อมูล')).toBe('การซิงค์<mark class="hl">ข้อมูล</mark>ล้มเหลว');
+    expect(highlightHtml('การซิงค์ข้อมูลล้มเหลว', 'มูล')).toBe('การซิงค์ข้อมูลล้มเหลว');
+    expect(highlightTerms('ข้อมูล 同步 hindi')).toEqual(['ข้อมูล', 'hind', '同步']);
   });
 
   it('never splits an entity of the escaped text', () => {

@@ -111,6 +111,8 @@ export function oramaServiceRetriever(settings?: OramaServiceSettings, name = 'b
       const { OramaSearchService } = await import('../search/orama-search-service.js');
       svc = new OramaSearchService(settings);
       await svc.build(docs.map((d) => ({ id: d.id, title: d.title, body: d.text })));
+      // Counted in the build: a small corpus is indexed again once the language detector answered.
+      await svc.languagesSettled();
     },
     search(query, k) {
       if (!svc) throw errors.internal(`${name}: search() called before build()`);
@@ -143,6 +145,7 @@ export function embeddingRetriever(
       const { EmbeddingPool, EmbeddingCache, SemanticIndex } = await import('../embeddings/index.js');
       lexical = new OramaSearchService();
       await lexical.build(docs.map((d) => ({ id: d.id, title: d.title, body: d.text })));
+      await lexical.languagesSettled();
       for (const d of docs) titles.set(d.id, lexical.analyzer.queryTerms(d.title));
       pool = (await EmbeddingPool.start({ provider: options.provider ?? 'bundled' })).embedder;
       if (!pool) return;

@@ -3,6 +3,7 @@
  * always count 1; expansions count less, so a whole-word match ranks above a partial or a typo.
  */
 import type { QueryTermGroup, TermAlternative } from './score.js';
+import type { QueryWord } from './tokenizer.js';
 
 export interface Vocabulary {
   /** The term is indexed in at least one field. */
@@ -22,6 +23,8 @@ export const EXPANSION = {
   /** A word not in the index completed to indexed words ("authen" -> authentication). */
   completionWeight: 0.5,
   minCompletionLength: 3,
+  /** Chinese and Japanese words are one to four characters: two already say something ("北京" -> 北京大学). */
+  minCompletionLengthCjk: 2,
   /** A word not in the index matched at edit distance 1 ("sesion" -> session); 5+ characters, no digits. */
   typoWeight: 0.4,
   minTypoLength: 5,
@@ -31,6 +34,12 @@ export const EXPANSION = {
 
 /** Numbers and ids (anything with a digit) are never expanded: "596" must not match "56" or "5961". */
 const hasDigit = /\p{N}/u;
+/**
+ * Scripts whose words are never matched at one edit: a Chinese or Japanese word is one to four
+ * characters and one changed character is another word; a Hangul syllable or a Thai word is the same.
+ */
+const NO_TYPOS = new Set(['han', 'kana', 'hangul', 'thai']);
+const CJK = new Set(['han', 'kana']);
 
 function capByFrequency(alts: TermAlternative[], vocab: Vocabulary): TermAlternative[] {
   if (alts.length <= EXPANSION.maxAlternatives) return alts;
@@ -42,20 +51,25 @@ function capByFrequency(alts: TermAlternative[], vocab: Vocabulary): TermAlterna
 }
 
 /**
- * The group for one query term (already normalized, e.g. stemmed). `surface` is the word as typed,
- * lower-cased and folded but not stemmed, when the term came from a single word; completions use it
- * because the index holds stems (`implementa` is completed through the stem `implement`).
+ * The group for one query word (QueryWord: its terms in each language of the index, already
+ * normalized, e.g. stemmed). `surface` is the word as typed, lower-cased and folded but not stemmed,
+ * when the term came from a single word; completions use it because the index holds stems
+ * (`implementa` is completed through the stem `implement`).
  */
 export function termGroup(
-  term: string,
-  surface: string | undefined,
+  word: Pick<QueryWord, 'term'> & Partial<QueryWord>,
   fields: number | undefined,
   partialFields: number,
   vocab: Vocabulary,
 ): QueryTermGroup {
-  const alternatives: TermAlternative[] = [{ term, weight: 1, fields }];
+  const { term, surface } = word;
+  const alternatives: TermAlternative[] = (word.alternatives ?? [term]).map((t) => ({
+    term: t,
+    weight: 1,
+    fields,
+  }));
   if (hasDigit.test(term)) return { alternatives };
-  const seen = new Set([term]);
+  const seen = new Set(alternatives.map((a) => a.term));
   const add = (words: string[], weight: number, mask: number | undefined) => {
     const fresh: TermAlternative[] = [];
     for (const w of words) {
@@ -70,16 +84,19 @@ export function termGroup(
   if (partialMask && term.length >= EXPANSION.minPartialLength)
     add(vocab.startingWith(term, partialMask), EXPANSION.partialWeight, partialMask);
 
-  if (!vocab.has(term)) {
+  if (!alternatives.some((a) => vocab.has(a.term))) {
     const prefix = surface ?? term;
-    if (prefix.length >= EXPANSION.minCompletionLength) {
+    const cjk = word.script !== undefined && CJK.has(word.script);
+    if (prefix.length >= (cjk ? EXPANSION.minCompletionLengthCjk : EXPANSION.minCompletionLength)) {
       const words = vocab.startingWith(prefix, fields);
       // Stems the typed word starts with: `implementa` -> `implement`.
       for (let k = prefix.length - 1; k >= Math.max(4, prefix.length - 3); k--)
         if (vocab.has(prefix.slice(0, k))) words.push(prefix.slice(0, k));
       add(words, EXPANSION.completionWeight, fields);
     }
-    if (term.length >= EXPANSION.minTypoLength) add(vocab.withinOneEdit(term), EXPANSION.typoWeight, fields);
+    const typos = word.script === undefined || !NO_TYPOS.has(word.script);
+    if (typos && term.length >= EXPANSION.minTypoLength)
+      add(vocab.withinOneEdit(term), EXPANSION.typoWeight, fields);
   }
   return { alternatives };
 }

@@ -14,12 +14,15 @@ import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
 import { IdRouter } from './id-routing.js';
-import { TopK } from './top-k.js';
+import { TopK, topKIndices } from './top-k.js';
+
+export { topKIndices };
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
-import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
+import { TextAnalyzer, idKey, type Language, type TokenizerSettings } from './tokenizer.js';
+import { languageSample, type LanguagePlanState } from './language-mix.js';
 import { statusKey } from '../storage/ids.js';
 import {
   TEXT_FIELDS,
@@ -85,6 +88,8 @@ interface IndexedDocument {
   folders: string[];
   file_type?: string;
   updated_ms: number;
+  /** The language the document was analyzed in (LanguageMix.languageOf). */
+  lang?: Language;
 }
 
 function toIndexed(doc: SearchDocument): IndexedDocument {
@@ -116,47 +121,6 @@ function fieldBits(fields: TextField[]): number {
 }
 
 /**
- * Indices of the `k` best scores, best first (ties: the lower internal id first, as the full sort
- * orders them): a bounded min-heap in typed arrays, O(n log k), and a match that cannot beat the
- * heap's worst is dismissed with one comparison.
- */
-export function topKIndices(scores: number[], docs: number[], k: number): number[] {
-  if (k <= 0) return [];
-  const heap = new Int32Array(k);
-  let size = 0;
-  // `a` ranks below `b`.
-  const worse = (a: number, b: number) =>
-    scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
-  for (let i = 0; i < scores.length; i++) {
-    if (size < k) {
-      let c = size++;
-      heap[c] = i;
-      while (c > 0) {
-        const p = (c - 1) >> 1;
-        if (!worse(heap[c], heap[p])) break;
-        [heap[c], heap[p]] = [heap[p], heap[c]];
-        c = p;
-      }
-      continue;
-    }
-    const top = heap[0];
-    if (scores[i] < scores[top] || !worse(top, i)) continue;
-    heap[0] = i;
-    for (let j = 0; ;) {
-      const l = 2 * j + 1;
-      const r = l + 1;
-      let m = j;
-      if (l < size && worse(heap[l], heap[m])) m = l;
-      if (r < size && worse(heap[r], heap[m])) m = r;
-      if (m === j) break;
-      [heap[j], heap[m]] = [heap[m], heap[j]];
-      j = m;
-    }
-  }
-  return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
-}
-
-/**
  * The lexical retriever: Orama holds the documents' filter keys, the term dictionary and the filter
  * indexes; ranking is BM25F over raw term frequencies (see orama-components.ts for why).
  * OramaSearchService (orama-search-service.ts) composes it with the vector retriever and the results.
@@ -167,6 +131,13 @@ export class LexicalIndex {
   private db!: AnyOrama;
   /** Which document a query names (ids, numbers, `ADR 0116`): it is ranked first. */
   readonly router = new IdRouter();
+  /** The language of the document being inserted (the index component analyzes its fields in it). */
+  private inserting: Language | undefined;
+  /** While the detector's answer on the last build is awaited: that answer, and the documents to index again. */
+  private pending: Promise<void> | null = null;
+  private pendingDocs: Map<string, SearchDocument> | null = null;
+  /** Called when the documents were indexed again in other languages (snippets prepared before are stale). */
+  onReanalyzed: () => void = () => undefined;
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -185,11 +156,12 @@ export class LexicalIndex {
       sort: { enabled: false },
       components: {
         tokenizer: createOramaTokenizer(this.analyzer),
-        index: createBm25fIndex(this.analyzer, [...TEXT_FIELDS], {
-          k1: this.settings.k1,
-          b: this.settings.b,
-          weights: this.settings.fieldWeights,
-        }),
+        index: createBm25fIndex(
+          this.analyzer,
+          [...TEXT_FIELDS],
+          { k1: this.settings.k1, b: this.settings.b, weights: this.settings.fieldWeights },
+          () => this.inserting,
+        ),
       },
     });
     this.router.clear();
@@ -206,7 +178,9 @@ export class LexicalIndex {
    * BM25F fields (typed arrays as binary) inside the saved index component.
    */
   async serialize(): Promise<Uint8Array> {
-    return encode(await save(this.db));
+    await this.languagesSettled();
+    const saved = (await save(this.db)) as unknown as Record<string, unknown>;
+    return encode({ ...saved, languagePlan: this.analyzer.languages.state() });
   }
 
   /**
@@ -215,10 +189,18 @@ export class LexicalIndex {
    * and BM25F index (Orama issues #640, #934), so only its format is used here.
    */
   restore(bytes: Uint8Array): void {
+    this.pending = null;
+    this.pendingDocs = null;
     this.reset();
-    load(this.db, decode(bytes) as never);
+    const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
+    load(this.db, raw as never);
+    const languages = this.analyzer.languages;
+    languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const doc of Object.values(all)) this.router.add({ id: doc.id, path: doc.path });
+    for (const doc of Object.values(all)) {
+      this.router.add({ id: doc.id, path: doc.path });
+      languages.count(doc.lang, 1);
+    }
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -228,22 +210,72 @@ export class LexicalIndex {
   ): Promise<void> {
     this.reset();
     const all = [...docs];
+    // Which languages the documents are in: a sample goes to the detector (in a worker) while the
+    // documents are indexed in each script's default language, and they are indexed again if the
+    // answer differs. A small backlog is built before the detector has loaded: it does not wait, and
+    // is indexed again when the answer comes (languagesSettled).
+    await this.analyzer.languages.ready();
+    const planned = this.analyzer.languages.plan(
+      all.map((d) => ({ text: languageSample(d), declared: d.language })),
+    );
+    let answer: boolean | undefined;
+    void planned?.then((changed) => (answer = changed));
     const batch = 500;
-    for (let i = 0; i < all.length; i += batch) {
-      for (const doc of all.slice(i, i + batch)) this.upsert(doc);
-      opts.onProgress?.(Math.min(i + batch, all.length), all.length);
-      if (i + batch < all.length) await new Promise((r) => setImmediate(r));
+    const indexAll = async () => {
+      for (let i = 0; i < all.length; i += batch) {
+        for (const doc of all.slice(i, i + batch)) this.upsert(doc);
+        opts.onProgress?.(Math.min(i + batch, all.length), all.length);
+        if (i + batch < all.length) await new Promise((r) => setImmediate(r));
+      }
+    };
+    await indexAll();
+    if (planned && answer === undefined) {
+      const docsNow = new Map(all.map((d) => [d.id, d]));
+      this.pendingDocs = docsNow;
+      this.pending = planned.then((changed) => {
+        if (this.pendingDocs !== docsNow) return; // another build came first
+        this.pendingDocs = null;
+        this.pending = null;
+        if (changed) this.reindex([...docsNow.values()]);
+      });
+    } else if (answer) {
+      this.reset();
+      this.analyzer.languages.clearCounts();
+      await indexAll();
     }
     if (all.length === 0) opts.onProgress?.(0, 0);
     // The postings and sequences grew with room to spare; a built index keeps exactly its size.
     for (const field of this.store.bm25f.fields) field.compact();
   }
 
+  /** Resolves when the languages of the last build are settled (the detector answered, documents re-indexed). */
+  languagesSettled(): Promise<void> {
+    return this.pending ?? Promise.resolve();
+  }
+
+  /** Indexes `docs` again, at once, in the languages the detector decided. */
+  private reindex(docs: SearchDocument[]): void {
+    this.reset();
+    this.analyzer.languages.clearCounts();
+    for (const doc of docs) this.upsert(doc);
+    for (const field of this.store.bm25f.fields) field.compact();
+    this.onReanalyzed();
+  }
+
   /** Adds or replaces one document. */
   upsert(doc: SearchDocument): void {
+    this.pendingDocs?.set(doc.id, doc);
     if (getByID(this.db, doc.id)) this.remove(doc.id);
     const indexed = toIndexed(doc);
-    insert(this.db, indexed as never);
+    const language = this.analyzer.languages.languageOf(languageSample(doc), doc.language);
+    if (language) indexed.lang = language;
+    this.inserting = language;
+    try {
+      insert(this.db, indexed as never);
+    } finally {
+      this.inserting = undefined;
+    }
+    this.analyzer.languages.count(language, 1);
     // Orama keeps the inserted object as the stored document. Once the text is in the postings, the
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
     // and in the persisted index (removal reads the forward index, not the text).
@@ -253,8 +285,13 @@ export class LexicalIndex {
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
-    const existed = Boolean(getByID(this.db, id));
-    if (existed) remove(this.db, id);
+    this.pendingDocs?.delete(id);
+    const doc = getByID(this.db, id) as IndexedDocument | undefined;
+    const existed = Boolean(doc);
+    if (doc) {
+      this.analyzer.languages.count(doc.lang, -1);
+      remove(this.db, id);
+    }
     this.router.remove(id);
     return existed;
   }
@@ -268,6 +305,11 @@ export class LexicalIndex {
   /** The document a query names (`TASK-42`, `task 0042`, `72`, `ADR 0116`; id-routing.ts), if any. */
   resolveId(query: string): string | undefined {
     return this.router.resolve(query);
+  }
+
+  /** The language a document was analyzed in (undefined: each word by its script, or not indexed). */
+  languageOf(id: string): Language | undefined {
+    return (getByID(this.db, id) as IndexedDocument | undefined)?.lang;
   }
 
   private get store(): Bm25fIndexStore {
@@ -333,10 +375,11 @@ export class LexicalIndex {
     const vocab = this.vocabulary();
     const inFilter = (ids: Iterable<number>) => (filter ? [...ids].filter((d) => filter.has(d)) : [...ids]);
     return {
-      sequence: (text) => this.analyzer.sequence(text),
+      words: (text) => this.analyzer.queryWords(text),
+      sequences: (text) => this.analyzer.sequences(text),
       fieldMask: (field) =>
         field === undefined ? undefined : fieldBits([field === 'tags' ? 'tags' : (field as TextField)]),
-      termGroup: (term, fields) => termGroup(term, undefined, fields, this.partialFields, vocab),
+      termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab),
       prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
       score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
       phraseFilter: (candidates, terms, fields) => {
@@ -388,9 +431,14 @@ export class LexicalIndex {
   upperBound(query: string): number {
     const state = this.store.bm25f;
     let sum = 0;
-    for (const term of this.analyzer.queryTerms(query)) {
-      const df = Math.max(0, ...state.fields.map((f) => f.docFreq(term)));
-      if (df > 0) sum += idf(this.size, df) * (this.settings.k1 + 1);
+    for (const word of this.analyzer.queryWords(query)) {
+      // A word in several languages counts once, as its best alternative.
+      let best = 0;
+      for (const term of word.alternatives) {
+        const df = Math.max(0, ...state.fields.map((f) => f.docFreq(term)));
+        if (df > 0) best = Math.max(best, idf(this.size, df));
+      }
+      sum += best * (this.settings.k1 + 1);
     }
     return sum;
   }
@@ -446,7 +494,7 @@ export class LexicalIndex {
       const vocab = this.vocabulary();
       const groups = this.analyzer
         .queryWords(query)
-        .map(({ term, surface }) => termGroup(term, surface, undefined, this.partialFields, vocab));
+        .map((word) => termGroup(word, undefined, this.partialFields, vocab));
       ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
     }
 

@@ -15,7 +15,7 @@ import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/compo
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
-import type { TextAnalyzer } from './tokenizer.js';
+import type { Language, TextAnalyzer } from './tokenizer.js';
 
 const defaultIndex = oramaIndex.createIndex();
 
@@ -109,6 +109,8 @@ export function createBm25fIndex(
   analyzer: TextAnalyzer,
   textFields: string[],
   config: Bm25fConfig,
+  /** The language of the document being inserted. */
+  documentLanguage: () => Language | undefined = () => undefined,
 ): IIndex<OramaIndexStore> {
   const isText = (store: OramaIndexStore, prop: string) =>
     (store as Bm25fIndexStore).bm25f.fieldNames.includes(prop);
@@ -154,7 +156,7 @@ export function createBm25fIndex(
           options,
         );
       }
-      const { terms, positions } = analyzer.indexTermsWithPositions(String(value ?? ''));
+      const { terms, positions } = analyzer.indexTermsWithPositions(String(value ?? ''), documentLanguage());
       const created = field(store, prop).add(internalId, terms, positions);
       const node = store.indexes[prop].node as { insert(word: string, docId: number): void };
       for (const term of created) node.insert(term, internalId);
@@ -208,7 +210,9 @@ export function createBm25fIndex(
       whereFiltersIDs: Set<number> | undefined,
       threshold = 1,
     ) {
-      const groups = analyzer.queryTerms(term).map((t) => ({ alternatives: [{ term: t, weight: 1 }] }));
+      const groups = analyzer
+        .queryWords(term)
+        .map((w) => ({ alternatives: w.alternatives.map((t) => ({ term: t, weight: 1 })) }));
       const weights: Record<string, number> = {};
       for (const f of textFields)
         weights[f] = properties.includes(f) ? (boost[f] ?? 1) * (config.weights[f] ?? 1) : 0;

@@ -94,7 +94,8 @@ export class OramaSearchService implements SearchEngine {
     this.lexical = new LexicalIndex(settings);
     this.settings = this.lexical.settings;
     this.analyzer = this.lexical.analyzer;
-    this.results = new ResultStore(this.analyzer);
+    this.results = new ResultStore(this.analyzer, (id) => this.lexical.languageOf(id));
+    this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
       ...options.hybrid,
@@ -150,6 +151,14 @@ export class OramaSearchService implements SearchEngine {
       this.lexical.router.add(doc);
     }
     this.results.warm();
+  }
+
+  /**
+   * Resolves when the languages of the last build are settled: a small backlog is searchable before the
+   * language detector answered, in each script's default language (evaluations wait; searches never do).
+   */
+  languagesSettled(): Promise<void> {
+    return this.lexical.languagesSettled();
   }
 
   /** Resolves when the bodies are prepared for snippets after a build (benchmarks wait; searches never do). */
@@ -212,7 +221,8 @@ export class OramaSearchService implements SearchEngine {
       );
       mode = 'bm25';
     } else if (mode !== 'bm25' && !vectors!.supports(positive)) {
-      if (q.mode) warnings.push('the embedding model is English-only and this query is not; ran bm25');
+      // Said also when hybrid was only the default: the answer is not what the caller would expect.
+      warnings.push('the embedding model is English-only and this query is not; ran bm25');
       mode = 'bm25';
     }
     // Words that carry no meaning of their own (stop-words, punctuation) find nothing, by words or by

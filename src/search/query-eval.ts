@@ -5,18 +5,21 @@
  */
 import type { QueryField, QueryNode } from './query-parser.js';
 import type { QueryTermGroup, ScoredDocs } from './score.js';
+import type { QueryWord } from './tokenizer.js';
 
 /** Matching documents (internal ids) with their score and matched-field mask. */
 export type Matches = Map<number, { score: number; mask: number }>;
 
 /** What evaluation needs from the index. */
 export interface QueryContext {
-  /** Query terms of a piece of text, in order, repeats kept (for phrases). */
-  sequence(text: string): string[];
+  /** The words of a piece of text, each with its terms in the index's languages. */
+  words(text: string): QueryWord[];
+  /** Query terms of a piece of text, in order, repeats kept (for phrases): one sequence per language. */
+  sequences(text: string): string[][];
   /** Bit mask of the text fields a query field searches; undefined = all text fields. */
   fieldMask(field: QueryField | undefined): number | undefined;
-  /** The group for one query term: the term itself plus partial and typo expansions. */
-  termGroup(term: string, fields: number | undefined): QueryTermGroup;
+  /** The group for one query word: its terms plus partial and typo expansions. */
+  termGroup(word: QueryWord, fields: number | undefined): QueryTermGroup;
   /** The group for `prefix*`: every indexed word starting with it (null when there is none). */
   prefixGroup(prefix: string, fields: number | undefined): QueryTermGroup | null;
   score(groups: QueryTermGroup[], conjunctive: boolean): ScoredDocs;
@@ -75,6 +78,17 @@ function intersect(parts: Matches[]): Matches {
   return out;
 }
 
+/** Every document of any part, with its best score there. */
+function best(parts: Matches[]): Matches {
+  const out: Matches = new Map();
+  for (const p of parts)
+    for (const [d, v] of p) {
+      const cur = out.get(d);
+      if (!cur || v.score > cur.score) out.set(d, cur ? { score: v.score, mask: cur.mask | v.mask } : v);
+    }
+  return out;
+}
+
 function exclude(base: Matches, excluded: Matches[]): Matches {
   if (excluded.length === 0) return base;
   const out: Matches = new Map();
@@ -101,14 +115,20 @@ export function evaluateQuery(node: QueryNode, ctx: QueryContext, conjunctive: b
       if (node.field === 'status' || node.field === 'type')
         return fromSet(ctx.docsWithValue(node.field, node.text.trim()));
       const fields = ctx.fieldMask(node.field);
-      const terms = ctx.sequence(node.text);
-      if (terms.length === 0) return null;
-      if (terms.length === 1 && node.kind === 'term')
-        return fromScored(ctx.score([ctx.termGroup(terms[0], fields)], false));
-      // A phrase, or one written word that analyzes to several terms (`rate-limit`): all terms, in order.
-      const groups = [...new Set(terms)].map((t) => ({ alternatives: [{ term: t, weight: 1, fields }] }));
-      const candidates = ctx.score(groups, true);
-      return fromScored(candidates, ctx.phraseFilter(candidates.docs, terms, fields));
+      const words = ctx.words(node.text);
+      if (words.length === 0) return null;
+      if (words.length === 1 && node.kind === 'term')
+        return fromScored(ctx.score([ctx.termGroup(words[0], fields)], false));
+      // A phrase, or one written word that analyzes to several terms (`rate-limit`, `同期処理`): all
+      // terms, in order, in any one of the index's languages.
+      const found: Matches[] = [];
+      for (const terms of ctx.sequences(node.text)) {
+        if (terms.length === 0) continue;
+        const groups = [...new Set(terms)].map((t) => ({ alternatives: [{ term: t, weight: 1, fields }] }));
+        const candidates = ctx.score(groups, true);
+        found.push(fromScored(candidates, ctx.phraseFilter(candidates.docs, terms, fields)));
+      }
+      return found.length === 1 ? found[0] : best(found);
     }
     case 'prefix': {
       const group = ctx.prefixGroup(node.text, ctx.fieldMask(node.field));

@@ -9,7 +9,7 @@
  * not hold its text twice; past that, a result whose body was let go prepares it again.
  */
 import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
-import type { TextAnalyzer } from './tokenizer.js';
+import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
 import type { ItemType } from '../storage/types.js';
 
@@ -47,7 +47,11 @@ export class ResultStore {
   /** Someone waits for the warm-up: its timers keep the process alive (otherwise they never do). */
   private awaited = false;
 
-  constructor(private readonly analyzer: TextAnalyzer) {}
+  constructor(
+    private readonly analyzer: TextAnalyzer,
+    /** The language a document was indexed in: its snippet's terms must be the index's. */
+    private readonly languageOf: (id: string) => Language | undefined = () => undefined,
+  ) {}
 
   put(doc: SearchDocument): void {
     this.docs.set(doc.id, {
@@ -74,6 +78,13 @@ export class ResultStore {
   clear(): void {
     this.docs.clear();
     this.prepared.clear();
+  }
+
+  /** Drops every prepared body (their terms changed) and prepares them again in the background. */
+  unprepare(): void {
+    for (const doc of this.prepared.values()) doc.snippet = undefined;
+    this.prepared.clear();
+    this.warm();
   }
 
   has(id: string): boolean {
@@ -142,7 +153,12 @@ export class ResultStore {
       this.prepared.set(id, doc);
       return doc.snippet;
     }
-    doc.snippet = SnippetText.prepare(toPlainText(doc.body), this.analyzer, this.termIds);
+    doc.snippet = SnippetText.prepare(
+      toPlainText(doc.body),
+      this.analyzer,
+      this.termIds,
+      this.languageOf(id),
+    );
     this.prepared.set(id, doc);
     if (this.prepared.size > MAX_PREPARED) {
       const [oldest, evicted] = this.prepared.entries().next().value!;

@@ -4,7 +4,7 @@
  * so a query only compares integers; tokenizing bodies per result was most of a search's cost.
  */
 import removeMarkdown from 'remove-markdown';
-import type { TextAnalyzer } from './tokenizer.js';
+import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { Snippet, TextField } from './types.js';
 
 export type { Snippet };
@@ -77,8 +77,9 @@ export class SnippetText {
     private readonly termIds: Uint32Array,
   ) {}
 
-  static prepare(text: string, analyzer: TextAnalyzer, ids: TermIds): SnippetText {
-    const runs = analyzer.runs(text);
+  /** `language`: the document's (its terms must be those the index holds for it). */
+  static prepare(text: string, analyzer: TextAnalyzer, ids: TermIds, language?: Language): SnippetText {
+    const runs = analyzer.runs(text, language);
     const starts = new Uint32Array(runs.length);
     const ends = new Uint32Array(runs.length);
     const termStart = new Uint32Array(runs.length + 1);
@@ -133,31 +134,66 @@ export class SnippetText {
         bestStart = matchStart[i];
       }
     }
-    return { text: cutWindow(this.text, bestStart, width), hits: bestHits };
+    return { text: this.cut(bestStart, width), hits: bestHits };
   }
+
+  /**
+   * `width` characters of the text from a little before `at`, cut where words begin and end (so never
+   * inside a word or a character cluster, in scripts with or without spaces), with `…` where cut.
+   */
+  private cut(at: number, width: number): string {
+    const { text, starts, ends } = this;
+    if (text.length <= width) return text;
+    // Some context before the first match: the first word that starts in it.
+    let start = Math.max(0, at - Math.floor(width / 4));
+    if (start > 0) {
+      const r = firstAtOrAfter(starts, start);
+      start = r < starts.length && starts[r] <= at ? starts[r] : at;
+    }
+    let end = Math.min(text.length, start + width);
+    if (end < text.length) {
+      // The last word that ends inside the window, with the punctuation right after it.
+      const r = firstAtOrAfter(ends, end + 1) - 1;
+      if (r >= 0 && ends[r] > start + width / 2) {
+        end = ends[r];
+        while (end < start + width && end < text.length && /[^\s\p{L}\p{N}]/u.test(text[end])) end++;
+      } else end = graphemeBoundaryAtOrBefore(text, end);
+    }
+    return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
+  }
+}
+
+/** Index of the first value >= x in a sorted array (its length when none). */
+function firstAtOrAfter(sorted: Uint32Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/** The last boundary between user-perceived characters at or before `i` (never inside a cluster or a surrogate pair). */
+export function graphemeBoundaryAtOrBefore(text: string, i: number): number {
+  if (i <= 0 || i >= text.length) return Math.max(0, Math.min(i, text.length));
+  const from = Math.max(0, i - 32);
+  let last = from;
+  for (const g of graphemes.segment(text.slice(from, i + 32))) {
+    const at = from + g.index;
+    if (at > i) break;
+    last = at;
+  }
+  return last;
 }
 
 function popcount(n: number): number {
   let count = 0;
   for (let v = n >>> 0; v; v &= v - 1) count++;
   return count;
-}
-
-/** `width` characters of `text` from a little before `at`, cut at spaces, with `…` where cut. */
-function cutWindow(text: string, at: number, width: number): string {
-  if (text.length <= width) return text;
-  // Some context before the first match, then cut at word boundaries.
-  let start = Math.max(0, at - Math.floor(width / 4));
-  if (start > 0) {
-    const space = text.indexOf(' ', start);
-    start = space >= 0 && space < at ? space + 1 : start;
-  }
-  let end = Math.min(text.length, start + width);
-  if (end < text.length) {
-    const space = text.lastIndexOf(' ', end);
-    if (space > start + width / 2) end = space;
-  }
-  return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
 }
 
 /**
@@ -196,9 +232,10 @@ export function snippetOf(
     if (other.hits > 0) return { field: f, text: other.text, matched_fields: matchedFields };
   }
   if (body.text) return { field: 'body', text: win.text, matched_fields: matchedFields };
+  const title = fields.title ?? '';
   return {
     field: 'title',
-    text: (fields.title ?? '').slice(0, SNIPPET_CHARS),
+    text: title.slice(0, graphemeBoundaryAtOrBefore(title, SNIPPET_CHARS)),
     matched_fields: matchedFields,
   };
 }

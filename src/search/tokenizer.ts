@@ -1,31 +1,36 @@
-import { stemmer as englishStemmer } from '@orama/stemmers/english';
-import { stemmer as russianStemmer } from '@orama/stemmers/russian';
-import { stopwords as englishStopWords } from '@orama/stopwords/english';
-import { stopwords as russianStopWords } from '@orama/stopwords/russian';
 import { idKey, normalizeId } from '../storage/ids.js';
+import { LanguageMix } from './language-mix.js';
+import { scriptOf, stemmerOf, stopWordsOf, type Language, type Script } from './languages.js';
 
 export { idKey, normalizeId };
-
-export const LANGUAGES = ['english', 'russian'] as const;
-export type Language = (typeof LANGUAGES)[number];
+export { LANGUAGES, type Language } from './languages.js';
 
 export interface TokenizerSettings {
   /**
-   * Languages whose stemmer and stop-words apply. Each word picks its language by script:
-   * Cyrillic words use Russian, every other word English. A language left out is only lower-cased.
-   * Default: both.
+   * `'detect'` (default): every language the analyzer knows (docs/search.md lists them); each document
+   * is analyzed in its frontmatter `lang`/`language`, else by its script (Chinese, Japanese, Thai,
+   * Arabic, ...), else in the language the detector finds for it. A list (`['english', 'german']`,
+   * codes such as `de` work too) allows only those: a script none of them uses is only folded, and
+   * two languages of one script have each document detected between them.
    */
-  languages: Language[];
+  languages: 'detect' | string[];
   /** Reduce words to their stem (`failures` -> `failur`, `переводы` -> `перевод`). Default true. */
   stemming: boolean;
-  /** `true`: the built-in lists of `languages`; a list: exactly these words; `false`: keep every word. */
+  /** `true`: each language's built-in list; a list: exactly these words; `false`: keep every word. */
   stopWords: boolean | string[];
+  /**
+   * Arabic: also fold alef forms (أ إ آ ٱ -> ا), alef maqsura (ى -> ي) and teh marbuta (ة -> ه) before
+   * stemming. Default false: the Arabic stemmer folds alef forms itself, and folding before it cost
+   * 0.017 nDCG on XQuAD-ar (docs/search.md); with `stemming: false` it helps (+0.004).
+   */
+  arabicLetters: boolean;
 }
 
 export const DEFAULT_TOKENIZER_SETTINGS: TokenizerSettings = {
-  languages: ['english', 'russian'],
+  languages: 'detect',
   stemming: true,
   stopWords: true,
+  arabicLetters: false,
 };
 
 /** A run of text that forms one word or one compound (`FeatureStore`, `sync_queue`, `TASK-0042`). */
@@ -38,134 +43,254 @@ export interface WordRun {
   span: number;
 }
 
+/** One query word (or one part of a compound) and the terms it may be indexed as, one per language. */
+export interface QueryWord {
+  /** The first alternative. */
+  term: string;
+  /** Distinct terms of the word in each language its script has in the index. */
+  alternatives: string[];
+  /** The folded word as typed, when the run is a single word (for completing a partly typed word). */
+  surface?: string;
+  script: Script;
+}
+
 interface CompoundTerms {
   terms: string[];
   span: number;
 }
 
 /**
+ * Scripts written without spaces between words: their runs are cut into words by Intl.Segmenter
+ * (ICU's dictionaries for Chinese, Japanese, Thai, Lao, Khmer, Burmese).
+ */
+const SEGMENTED = String.raw`\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}`;
+/** A character inside a word of a spaced script: letters, their marks (vowel signs, viramas), digits, ZWNJ/ZWJ. */
+const W = String.raw`[[\p{L}\p{M}\p{N}\u200C\u200D]--[${SEGMENTED}]]`;
+/** A character that starts such a word. */
+const WS = String.raw`[[\p{L}\p{N}]--[${SEGMENTED}]]`;
+/**
  * One regex finds every run, left to right:
  * 1. an id: letters, a hyphen, digits (`TASK-0042`, `task-12.01`), kept whole;
- * 2. a word or a compound joined by `-` or `_` (`rate-limit`, `sync_queue`, `FeatureStore`).
+ * 2. a word or a compound joined by `-` or `_` (`rate-limit`, `sync_queue`, `FeatureStore`);
+ * 3. a run of an unspaced script, cut into words by the segmenter.
  */
-const RUN = /([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?![\p{L}\p{N}])|[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*/gu;
-/** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs. */
-const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|\p{L}+/gu;
-const CYRILLIC = /\p{Script=Cyrillic}/u;
+const RUN = new RegExp(
+  String.raw`([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?!${W})|${WS}${W}*(?:[\-_]${WS}${W}*)*|([[\p{L}\p{M}\p{N}]&&[${SEGMENTED}]]+)`,
+  'gv',
+);
+/** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs, other letters with their marks. */
+const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
+const ONLY_DIGITS = /^\p{N}+$/u;
 const CACHE_LIMIT = 200_000;
+const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+
+/** Arabic diacritics (harakat, superscript alef) and tatweel: optional in writing, removed. */
+const ARABIC_MARKS = /[\u064B-\u065F\u0670\u0640]/g;
+
+/** Alef forms -> ا, alef maqsura -> ي, teh marbuta -> ه (TokenizerSettings.arabicLetters). */
+function foldArabicLetters(w: string): string {
+  return w
+    .replace(/[\u0622\u0623\u0625\u0671]/g, '\u0627')
+    .replace(/\u0649/g, '\u064A')
+    .replace(/\u0629/g, '\u0647');
+}
 
 /**
- * The analyzer shared by indexing, querying and snippets. It is plain functions over settings,
- * with a bounded cache of word -> term because stemming dominates indexing time.
+ * Lower-case and normalized for its script: Latin and Greek lose their accents (and Greek's final
+ * sigma), Cyrillic keeps its letters (`й`) but not stress marks, and `ё` -> `е`, Arabic loses its optional diacritics and tatweel;
+ * every other script keeps its marks, which are part of its letters (NFKC: one form for composed,
+ * full-width and half-width characters).
+ */
+export function foldWord(word: string, script: Script = scriptOf(word)): string {
+  const w = word.toLowerCase();
+  switch (script) {
+    case 'latin':
+      return w.normalize('NFKD').replace(COMBINING_MARKS, '');
+    case 'greek':
+      return w.normalize('NFKD').replace(COMBINING_MARKS, '').replace(/ς/g, 'σ');
+    case 'cyrillic':
+      // NFC composes й and ё; what is left are stress marks (`Пари́ж`), which are not part of a letter.
+      return w.normalize('NFC').replace(COMBINING_MARKS, '').replace(/ё/g, 'е');
+    case 'arabic':
+      return w.normalize('NFKC').replace(ARABIC_MARKS, '');
+    default:
+      return w.normalize('NFKC');
+  }
+}
+
+/**
+ * The analyzer shared by indexing, querying and snippets. It is plain functions over settings and the
+ * index's language mix, with bounded caches of word -> term because stemming dominates indexing time.
  */
 export class TextAnalyzer {
   readonly settings: TokenizerSettings;
-  private readonly stopWordSet: Set<string>;
-  private readonly cache = new Map<string, string>();
-  private readonly runCache = new Map<string, CompoundTerms>();
-  private readonly queryRunCache = new Map<string, CompoundTerms>();
+  /** The languages of the index this analyzer serves (LexicalIndex keeps it up to date). */
+  readonly languages: LanguageMix;
+  private readonly customStopWords: Set<string> | null;
+  private readonly stopLists = new Map<Language, Set<string>>();
+  /** word -> term per document language, and per analysis language ('' for none). */
+  private readonly cache = new Map<string, Map<string, string>>();
+  private readonly termCache = new Map<string, Map<string, string>>();
+  private readonly runCache = new Map<string, Map<string, CompoundTerms>>();
+  private planVersion = -1;
 
   constructor(settings: Partial<TokenizerSettings> = {}) {
     this.settings = { ...DEFAULT_TOKENIZER_SETTINGS, ...settings };
-    this.stopWordSet = new Set(this.resolveStopWords());
+    this.languages = new LanguageMix(this.settings.languages);
+    const { stopWords } = this.settings;
+    this.customStopWords = Array.isArray(stopWords) ? new Set(stopWords.map((w) => foldWord(w))) : null;
   }
 
-  private resolveStopWords(): string[] {
-    const { stopWords, languages } = this.settings;
-    if (stopWords === false) return [];
-    if (Array.isArray(stopWords)) return stopWords.map((w) => w.toLowerCase());
-    const lists: string[] = [];
-    if (languages.includes('english')) lists.push(...englishStopWords);
-    if (languages.includes('russian')) lists.push(...russianStopWords);
-    return lists;
+  private stopWordsFor(language: Language | undefined): ReadonlySet<string> | null {
+    if (this.customStopWords) return this.customStopWords;
+    if (this.settings.stopWords === false || !language) return null;
+    let set = this.stopLists.get(language);
+    if (!set) {
+      set = new Set([...stopWordsOf(language)].map((w) => foldWord(w)));
+      this.stopLists.set(language, set);
+    }
+    return set;
   }
 
-  /** One word -> its term: lower-case, accents folded (Latin only), stop-word removed (''), stemmed. */
-  normalizeWord(word: string): string {
-    const cached = this.cache.get(word);
-    if (cached !== undefined) return cached;
-    const term = this.computeTerm(word);
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(word, term);
-    return term;
-  }
-
-  /** Lower-case, `ё` -> `е` for Cyrillic, accents folded for the rest: a word as indexed, before stemming. */
-  fold(word: string): string {
-    const w = word.toLowerCase();
-    return CYRILLIC.test(w) ? w.replace(/ё/g, 'е') : w.normalize('NFKD').replace(COMBINING_MARKS, '');
-  }
-
-  private computeTerm(word: string): string {
-    const w = this.fold(word);
-    const cyrillic = CYRILLIC.test(w);
-    if (this.stopWordSet.has(w)) return '';
-    if (!this.settings.stemming || /^\p{N}+$/u.test(w)) return w;
-    const language: Language = cyrillic ? 'russian' : 'english';
-    if (!this.settings.languages.includes(language)) return w;
-    return language === 'russian' ? russianStemmer(w) : englishStemmer(w);
+  /** The language a word of `script` is analyzed in, in a document of `docLanguage`. */
+  private languageFor(script: Script, docLanguage: Language | undefined): Language | undefined {
+    if (docLanguage && LanguageMix.covers(docLanguage, script)) return docLanguage;
+    return this.languages.fallback(script);
   }
 
   /**
-   * Every run of `text` with the terms it is indexed under. A compound indexes its parts and its
-   * joined form, so `FeatureStore`, `feature-store` and `feature store` find each other.
+   * One word -> its term in a document of `language` (undefined: by its script): folded (foldWord),
+   * '' for a stop-word, stemmed in the word's language.
    */
-  runs(text: string, forQuery = false): WordRun[] {
+  normalizeWord(word: string, language?: Language): string {
+    const cache = this.docCache(this.cache, language);
+    let term = cache.get(word);
+    if (term === undefined) {
+      const script = scriptOf(word);
+      term = this.termIn(word, script, this.languageFor(script, language));
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(word, term);
+    }
+    return term;
+  }
+
+  /**
+   * The cache of one document language. Which language a word takes depends on the mix's defaults,
+   * so the per-document caches are dropped when those change.
+   */
+  private docCache<T>(caches: Map<string, Map<string, T>>, language: Language | undefined): Map<string, T> {
+    if (this.planVersion !== this.languages.planVersion) {
+      this.planVersion = this.languages.planVersion;
+      this.cache.clear();
+      this.runCache.clear();
+    }
+    const key = language ?? '';
+    let cache = caches.get(key);
+    if (!cache) caches.set(key, (cache = new Map()));
+    return cache;
+  }
+
+  /** A word's term in one language (undefined: folded only); cached per language. */
+  private termIn(word: string, script: Script, language: Language | undefined): string {
+    const key = language ?? '';
+    let cache = this.termCache.get(key);
+    if (!cache) this.termCache.set(key, (cache = new Map()));
+    let term = cache.get(word);
+    if (term === undefined) {
+      term = this.computeTerm(word, script, language);
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(word, term);
+    }
+    return term;
+  }
+
+  /** Lower-case, normalized for its script (foldWord): a word as indexed, before stemming. */
+  fold(word: string): string {
+    return foldWord(word);
+  }
+
+  private computeTerm(word: string, script: Script, language: Language | undefined): string {
+    let w = foldWord(word, script);
+    if (script === 'arabic' && this.settings.arabicLetters) w = foldArabicLetters(w);
+    if (this.stopWordsFor(language)?.has(w)) return '';
+    if (!this.settings.stemming || !language || ONLY_DIGITS.test(w)) return w;
+    const stem = stemmerOf(language);
+    return stem ? stem(w) : w;
+  }
+
+  /**
+   * Every run of `text` with the terms it is indexed under, for a document in `language` (undefined:
+   * each word by its script). A compound indexes its parts and its joined form, so `FeatureStore`,
+   * `feature-store` and `feature store` find each other.
+   */
+  runs(text: string, language?: Language): WordRun[] {
     const out: WordRun[] = [];
     for (const m of text.matchAll(RUN)) {
       const start = m.index ?? 0;
+      if (m[3] !== undefined) {
+        for (const s of segmenter.segment(m[3])) {
+          if (!s.isWordLike) continue;
+          const t = this.normalizeWord(s.segment, language);
+          if (t)
+            out.push({
+              start: start + s.index,
+              end: start + s.index + s.segment.length,
+              terms: [t],
+              span: 1,
+            });
+        }
+        continue;
+      }
       const end = start + m[0].length;
       const { terms, span } =
         m[1] !== undefined
-          ? { terms: this.idTerms(m[1], m[2], forQuery), span: 1 }
-          : this.cachedCompoundTerms(m[0], forQuery);
+          ? { terms: this.idTerms(m[1], m[2], false, language), span: 1 }
+          : this.cachedCompoundTerms(m[0], language);
       if (terms.length > 0) out.push({ start, end, terms, span });
     }
     return out;
   }
 
-  private idTerms(prefix: string, numbers: string, forQuery: boolean): string[] {
+  private idTerms(prefix: string, numbers: string, forQuery: boolean, language?: Language): string[] {
     const id = normalizeId(prefix, numbers);
     if (forQuery) return [id];
     // The parts too, so `covid 19` still finds `COVID-19`; the id itself stays one term.
     const terms = [id];
-    const p = this.normalizeWord(prefix);
+    const p = this.normalizeWord(prefix, language);
     if (p) terms.push(p);
     for (const n of numbers.split('.')) terms.push(String(Number.parseInt(n, 10)));
     return terms;
   }
 
   /** Runs repeat (the same words over and over), so their terms are cached like single words. */
-  private cachedCompoundTerms(run: string, forQuery: boolean): CompoundTerms {
-    const cache = forQuery ? this.queryRunCache : this.runCache;
+  private cachedCompoundTerms(run: string, language: Language | undefined): CompoundTerms {
+    const cache = this.docCache(this.runCache, language);
     let terms = cache.get(run);
     if (terms === undefined) {
-      terms = this.compoundTerms(run, forQuery);
+      terms = this.compoundTerms(run, language);
       if (cache.size >= CACHE_LIMIT) cache.clear();
       cache.set(run, terms);
     }
     return terms;
   }
 
-  private compoundTerms(run: string, forQuery: boolean): CompoundTerms {
+  private compoundTerms(run: string, language: Language | undefined): CompoundTerms {
     const parts = run.match(PART) ?? [];
     if (parts.length <= 1) {
-      const t = this.normalizeWord(run);
+      const t = this.normalizeWord(run, language);
       return t ? { terms: [t], span: 1 } : { terms: [], span: 0 };
     }
     const terms: string[] = [];
     for (const part of parts) {
-      const t = this.normalizeWord(part);
+      const t = this.normalizeWord(part, language);
       if (t) terms.push(t);
     }
     const span = terms.length;
-    // The query side searches the parts only; the index side also keeps the joined form, which a
-    // query written as one lower-case word (`featurestore`) matches.
-    if (!forQuery) {
-      const joined = this.normalizeWord(parts.join(''));
-      if (joined) terms.push(joined);
-    }
+    // The index side also keeps the joined form, which a query written as one lower-case word
+    // (`featurestore`) matches; the query side searches the parts only.
+    const joined = this.normalizeWord(parts.join(''), language);
+    if (joined) terms.push(joined);
     return { terms, span };
   }
 
@@ -174,11 +299,11 @@ export class TextAnalyzer {
    * phrase's terms sit at consecutive positions. A compound's joined form and an id's parts share the
    * position of the run's first word.
    */
-  indexTermsWithPositions(text: string): { terms: string[]; positions: number[] } {
+  indexTermsWithPositions(text: string, language?: Language): { terms: string[]; positions: number[] } {
     const terms: string[] = [];
     const positions: number[] = [];
     let pos = 0;
-    for (const run of this.runs(text)) {
+    for (const run of this.runs(text, language)) {
       run.terms.forEach((t, i) => {
         terms.push(t);
         positions.push(pos + (i < run.span ? i : 0));
@@ -189,36 +314,102 @@ export class TextAnalyzer {
   }
 
   /** Terms to index for a field, in order, duplicates kept (term frequency matters). */
-  indexTerms(text: string): string[] {
+  indexTerms(text: string, language?: Language): string[] {
     const terms: string[] = [];
-    for (const run of this.runs(text)) for (const t of run.terms) terms.push(t);
+    for (const run of this.runs(text, language)) for (const t of run.terms) terms.push(t);
     return terms;
   }
 
-  /** Query terms in order, repeats kept: the word sequence phrases are matched against. */
-  sequence(text: string): string[] {
-    const terms: string[] = [];
-    for (const run of this.runs(text, true)) for (const t of run.terms) terms.push(t);
-    return terms;
+  // ----- The query side: each word in every language of its script that the index holds.
+
+  /**
+   * The distinct words of a query in order of first appearance (a compound gives its parts; an id
+   * stays one word), each with its terms in every language its script has in the index. Stop-words
+   * (in all those languages) are left out.
+   */
+  queryWords(text: string): QueryWord[] {
+    const out: QueryWord[] = [];
+    const seen = new Set<string>();
+    const add = (w: QueryWord) => {
+      const key = w.alternatives.join('\u0000');
+      if (seen.has(key)) return;
+      seen.add(key);
+      out.push(w);
+    };
+    const word = (w: string, surface: boolean) => {
+      const script = scriptOf(w);
+      const langs = this.languages.active(script);
+      const alternatives: string[] = [];
+      if (langs.length === 0) {
+        const t = this.termIn(w, script, undefined);
+        if (t) alternatives.push(t);
+      }
+      for (const l of langs) {
+        const t = this.termIn(w, script, l);
+        if (t && !alternatives.includes(t)) alternatives.push(t);
+      }
+      if (alternatives.length === 0) return;
+      add({
+        term: alternatives[0],
+        alternatives,
+        script,
+        surface: surface ? foldWord(w, script) : undefined,
+      });
+    };
+    for (const m of text.matchAll(RUN)) {
+      if (m[1] !== undefined) {
+        const id = normalizeId(m[1], m[2]);
+        add({ term: id, alternatives: [id], script: 'latin' });
+      } else if (m[3] !== undefined) {
+        for (const s of segmenter.segment(m[3])) if (s.isWordLike) word(s.segment, true);
+      } else {
+        const parts = m[0].match(PART) ?? [];
+        if (parts.length <= 1) word(m[0], true);
+        else for (const p of parts) word(p, false);
+      }
+    }
+    return out;
   }
 
   /**
-   * Distinct query terms with the folded word they came from when a run is a single word (for
-   * completing a partly typed word), in order of first appearance.
+   * The query's term sequences for phrases: one per language of the index that a word's script has
+   * (the i-th sequence takes each word in the i-th language of its script, or its last), so a phrase
+   * is matched as a document of either language indexed it. Usually one.
    */
-  queryWords(text: string): { term: string; surface?: string }[] {
-    const out = new Map<string, string | undefined>();
-    for (const run of this.runs(text, true)) {
-      const single = run.terms.length === 1 ? this.fold(text.slice(run.start, run.end)) : undefined;
-      for (const t of run.terms) if (!out.has(t)) out.set(t, single);
+  sequences(text: string): string[][] {
+    const words: { w: string; script: Script; id?: string }[] = [];
+    for (const m of text.matchAll(RUN)) {
+      if (m[1] !== undefined) words.push({ w: m[0], script: 'latin', id: normalizeId(m[1], m[2]) });
+      else if (m[3] !== undefined) {
+        for (const s of segmenter.segment(m[3]))
+          if (s.isWordLike) words.push({ w: s.segment, script: scriptOf(s.segment) });
+      } else for (const p of m[0].match(PART) ?? []) words.push({ w: p, script: scriptOf(p) });
     }
-    return [...out].map(([term, surface]) => ({ term, surface }));
+    const langs = words.map(({ script }) => this.languages.active(script));
+    const n = Math.max(1, ...langs.map((l) => l.length));
+    const out: string[][] = [];
+    for (let i = 0; i < n; i++) {
+      const seq: string[] = [];
+      words.forEach(({ w, script, id }, k) => {
+        if (id) return void seq.push(id);
+        const l = langs[k].length ? langs[k][Math.min(i, langs[k].length - 1)] : undefined;
+        const t = this.termIn(w, script, l);
+        if (t) seq.push(t);
+      });
+      if (!out.some((s) => s.join('\u0000') === seq.join('\u0000'))) out.push(seq);
+    }
+    return out;
   }
 
-  /** Distinct query terms, in order of first appearance. */
+  /** The first of `sequences`: query terms in order, repeats kept. */
+  sequence(text: string): string[] {
+    return this.sequences(text)[0];
+  }
+
+  /** Distinct query terms (every alternative), in order of first appearance. */
   queryTerms(text: string): string[] {
     const seen = new Set<string>();
-    for (const run of this.runs(text, true)) for (const t of run.terms) seen.add(t);
+    for (const w of this.queryWords(text)) for (const t of w.alternatives) seen.add(t);
     return [...seen];
   }
 }

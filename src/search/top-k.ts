@@ -41,3 +41,44 @@ export class TopK<T> {
     return [...this.heap].sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
   }
 }
+
+/**
+ * Indices of the `k` best scores, best first (ties: the lower internal id first, as the full sort
+ * orders them): a bounded min-heap in typed arrays, O(n log k), and a match that cannot beat the
+ * heap's worst is dismissed with one comparison.
+ */
+export function topKIndices(scores: number[], docs: number[], k: number): number[] {
+  if (k <= 0) return [];
+  const heap = new Int32Array(k);
+  let size = 0;
+  // `a` ranks below `b`.
+  const worse = (a: number, b: number) =>
+    scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
+  for (let i = 0; i < scores.length; i++) {
+    if (size < k) {
+      let c = size++;
+      heap[c] = i;
+      while (c > 0) {
+        const p = (c - 1) >> 1;
+        if (!worse(heap[c], heap[p])) break;
+        [heap[c], heap[p]] = [heap[p], heap[c]];
+        c = p;
+      }
+      continue;
+    }
+    const top = heap[0];
+    if (scores[i] < scores[top] || !worse(top, i)) continue;
+    heap[0] = i;
+    for (let j = 0; ;) {
+      const l = 2 * j + 1;
+      const r = l + 1;
+      let m = j;
+      if (l < size && worse(heap[l], heap[m])) m = l;
+      if (r < size && worse(heap[r], heap[m])) m = r;
+      if (m === j) break;
+      [heap[j], heap[m]] = [heap[m], heap[j]];
+      j = m;
+    }
+  }
+  return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+}

@@ -21,6 +21,8 @@ export interface SearchDocument {
   updated_ms?: number;
   /** Other searchable text (unknown frontmatter fields, assignee, references...). */
   extra?: string;
+  /** The document's language as declared (frontmatter `lang`/`language`: `de`, `german`, ...); else detected. */
+  language?: string;
 }
 
 /** Searchable text fields, in the order of their default weight. */

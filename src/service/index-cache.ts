@@ -31,9 +31,11 @@ const MAC_BYTES = 32;
  * Bump when the layout of the cache or of the index inside it changes. 3: the BM25F fields as binary
  * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2). 4: signed with a
  * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1). 5: items carry `state`, the
- * index a `state` filter key and status keys in every spelling (`in progress`).
+ * index a `state` filter key and status keys in every spelling (`in progress`). 6: terms per language
+ * and script (word boundaries from Intl.Segmenter, per-language stemming), each document's language
+ * and the index's language plan.
  */
-export const CACHE_FORMAT = 5;
+export const CACHE_FORMAT = 6;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';

@@ -14,7 +14,23 @@ export function updatedMsOf(item: BacklogItem): number {
   return Date.parse(item.updated_at ?? '') || Date.parse(item.created_at ?? '') || item.mtime_ms;
 }
 
-const FILTER_FIELDS = new Set(['id', 'title', 'type', 'status', 'parent_id', 'tags', 'author']);
+const FILTER_FIELDS = new Set([
+  'id',
+  'title',
+  'type',
+  'status',
+  'parent_id',
+  'tags',
+  'author',
+  'lang',
+  'language',
+]);
+
+/** The language a file declares (`lang: ja` or `language: Japanese`), for the analyzer (docs/search.md). */
+function languageField(frontmatter: Record<string, unknown>): { language?: string } {
+  const v = frontmatter.lang ?? frontmatter.language;
+  return typeof v === 'string' && v.trim() ? { language: v.trim() } : {};
+}
 
 /**
  * HTML comments are not content (readers never see them), and Backlog.md marks every section with
@@ -213,6 +229,7 @@ export class ItemStore {
       file_type: item.file_type,
       updated_ms: updatedMsOf(item),
       extra: extra.filter(Boolean).join('\n'),
+      ...languageField(item.frontmatter),
     };
   }
 

@@ -9,6 +9,7 @@ import type { HybridSettings } from '../search/hybrid.js';
 import type { FormatName } from '../storage/formats/detect.js';
 import type { Limits } from './limits.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
+import { parseLanguagesSetting, readBacklogLanguages } from './backlog-settings.js';
 
 export interface OpenBacklogOptions {
   /** Backlog root; default `BACKLOG_DIR` or `./backlog`. */
@@ -45,6 +46,13 @@ export interface OpenBacklogOptions {
   hybrid?: Partial<HybridSettings>;
   /** Progress of the embedding (chunks), e.g. for a progress bar. */
   onEmbedProgress?: (done: number, total: number) => void;
+  /**
+   * The languages of the backlog's text (docs/search.md, "Languages"): `'detect'` (default: each file
+   * by its frontmatter `lang`, its script, or the language detector) or a list such as
+   * `['english', 'japanese']` / `['en', 'ja']`. Default: `languages` in the backlog's `config.yml`,
+   * else `'detect'`. Same as `search.tokenizer.languages`.
+   */
+  languages?: 'detect' | string[];
   search?: Partial<SearchSettings>;
   /** Budgets of one file, query and response (docs/security.md): maxWordsPerFile, maxIdsPerGet, maxQueryTerms, maxResponseChars. */
   limits?: Partial<Limits>;
@@ -84,9 +92,19 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   }
   const provider =
     options.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
+  const languages =
+    options.languages !== undefined
+      ? parseLanguagesSetting(options.languages, 'languages')
+      : options.search?.tokenizer?.languages === undefined
+        ? await readBacklogLanguages(dir)
+        : undefined;
+  const search =
+    languages === undefined
+      ? options.search
+      : { ...options.search, tokenizer: { ...options.search?.tokenizer, languages } };
   const service = new BacklogService({
     dir,
-    search: options.search,
+    search,
     limits: options.limits,
     format: options.format === 'auto' ? undefined : options.format,
     cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),

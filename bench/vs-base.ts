@@ -1,0 +1,179 @@
+/**
+ * This checkout against another one (a pristine checkout of main, say) on the two speed guards of the
+ * language work (issue #12), measured in the same run, in alternating child processes so both see the
+ * same machine load:
+ * - SciFact index build (5,183 abstracts): a fresh process builds once (cold: modules and the language
+ *   detector load during the build) and then again (warm);
+ * - lexical `searchUnified` on the Backlog.md folder (snippets included, no embeddings): p50/p95 of 300
+ *   queries of 2-4 title words (seeded, as bench/unified.ts), 3 passes.
+ *
+ *   git worktree add --detach ../wt-base main && (cd ../wt-base && npm ci)
+ *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5]
+ *
+ * Prints one JSON object: medians per side and the ratios this / base.
+ */
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { percentile } from '../src/eval/metrics.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
+const { values: args } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    rounds: { type: 'string', default: '5' },
+    child: { type: 'string' },
+  },
+});
+
+interface ChildResult {
+  cold_build_ms: number;
+  warm_build_ms: number;
+  /** CPU time of the process (every thread: the detector's worker too) during each build. */
+  cold_cpu_ms: number;
+  warm_cpu_ms: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
+/** A seeded generator (mulberry32), the one bench/unified.ts uses. */
+function rng(seed: number): () => number {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One measurement in this process, with the code of the checkout at `root`. */
+async function child(root: string): Promise<ChildResult> {
+  const { loadBeir } = await import(join(ROOT, 'src/eval/beir.ts'));
+  const scifact = await loadBeir(join(EVAL_DIR, 'scifact'), 'train');
+  const docs = scifact.docs.map((d: { id: string; title: string; text: string }) => ({
+    id: d.id,
+    title: d.title,
+    body: d.text,
+  }));
+  const build = async () => {
+    const { OramaSearchService } = await import(join(root, 'src/search/orama-search-service.ts'));
+    const cpu = process.cpuUsage();
+    const t = performance.now();
+    const service = new OramaSearchService();
+    await service.build(docs);
+    await service.languagesSettled?.();
+    const wall = performance.now() - t;
+    const used = process.cpuUsage(cpu);
+    return { wall, cpu: (used.user + used.system) / 1000 };
+  };
+  const cold = await build();
+  const warm = await build();
+
+  const { openBacklog, closeBacklog } = await import(join(root, 'src/service/open-backlog.ts'));
+  const service = await openBacklog({
+    dir: join(EVAL_DIR, 'backlog-md'),
+    cacheDir: false,
+    embeddings: 'none',
+  });
+  const items = (service.ids() as string[]).map((id) => service.get(id) as { title: string });
+  const rand = rng(11);
+  const queries: string[] = [];
+  while (queries.length < 300) {
+    const words = items[Math.floor(rand() * items.length)].title
+      .split(/\s+/)
+      .filter((w) => /\p{L}{2}/u.test(w));
+    if (words.length < 2) continue;
+    const len = Math.min(words.length, 2 + Math.floor(rand() * 3));
+    const at = Math.floor(rand() * (words.length - len + 1));
+    queries.push(words.slice(at, at + len).join(' '));
+  }
+  for (const q of queries.slice(0, 50)) await service.searchUnified(q, { limit: 20 });
+  const times: number[] = [];
+  for (let pass = 0; pass < 3; pass++)
+    for (const q of queries) {
+      const t = performance.now();
+      await service.searchUnified(q, { limit: 20 });
+      times.push(performance.now() - t);
+    }
+  await closeBacklog(service);
+  return {
+    cold_build_ms: cold.wall,
+    warm_build_ms: warm.wall,
+    cold_cpu_ms: cold.cpu,
+    warm_cpu_ms: warm.cpu,
+    p50_ms: percentile(times, 50),
+    p95_ms: percentile(times, 95),
+  };
+}
+
+function runChild(root: string): ChildResult {
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 1 << 24,
+    },
+  );
+  return JSON.parse(out.trim().split('\n').pop()!) as ChildResult;
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+async function main(): Promise<void> {
+  if (args.child) {
+    process.stdout.write(`${JSON.stringify(await child(resolve(args.child)))}\n`);
+    return;
+  }
+  if (!args.base) throw new Error('--base <checkout of the code to compare against> is required');
+  const base = resolve(args.base);
+  const sides: Record<'base' | 'this', ChildResult[]> = { base: [], this: [] };
+  for (let r = 0; r < Number(args.rounds); r++) {
+    // Alternate which side goes first, so neither always runs on a warmer machine.
+    const order: ('base' | 'this')[] = r % 2 === 0 ? ['base', 'this'] : ['this', 'base'];
+    for (const side of order) {
+      sides[side].push(runChild(side === 'base' ? base : ROOT));
+      process.stderr.write(`round ${r + 1} ${side}: ${JSON.stringify(sides[side].at(-1))}\n`);
+    }
+  }
+  const summary = (rs: ChildResult[]) => ({
+    cold_build_ms: Number(median(rs.map((r) => r.cold_build_ms)).toFixed(1)),
+    warm_build_ms: Number(median(rs.map((r) => r.warm_build_ms)).toFixed(1)),
+    cold_cpu_ms: Number(median(rs.map((r) => r.cold_cpu_ms)).toFixed(1)),
+    warm_cpu_ms: Number(median(rs.map((r) => r.warm_cpu_ms)).toFixed(1)),
+    p50_ms: Number(median(rs.map((r) => r.p50_ms)).toFixed(3)),
+    p95_ms: Number(median(rs.map((r) => r.p95_ms)).toFixed(3)),
+  });
+  const a = summary(sides.base);
+  const b = summary(sides.this);
+  const ratio = (k: keyof ChildResult) => Number((b[k] / a[k]).toFixed(2));
+  const result = {
+    rounds: Number(args.rounds),
+    base: { dir: base, ...a },
+    this: b,
+    ratio: {
+      scifact_cold_build: ratio('cold_build_ms'),
+      scifact_warm_build: ratio('warm_build_ms'),
+      scifact_cold_build_cpu: ratio('cold_cpu_ms'),
+      scifact_warm_build_cpu: ratio('warm_cpu_ms'),
+      backlog_md_p50: ratio('p50_ms'),
+      backlog_md_p95: ratio('p95_ms'),
+    },
+  };
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});
