@@ -109,7 +109,11 @@ describe('editFrontMatter: only the named fields change', () => {
       'labels_note: keep',
     ]);
     expect(added).toEqual(["title: 'Kept style' # a comment after a value", 'status: done', 'milestone: v2']);
-    expect(parseFrontmatter(out).data).toMatchObject({ status: 'done', milestone: 'v2', tags: ['one', 'two'] });
+    expect(parseFrontmatter(out).data).toMatchObject({
+      status: 'done',
+      milestone: 'v2',
+      tags: ['one', 'two'],
+    });
   });
 
   it('rewrites a list in its own style and adds a block to a file without one', () => {
@@ -174,7 +178,11 @@ describe('the lock every process respects', () => {
     );
     expect(results.filter((r) => !r.ok)).toEqual([]);
     const text = await readFile(
-      join(dir, 'tasks', (await readdir(join(dir, 'tasks'))).find((f) => f.startsWith('TASK-0002'))!),
+      join(
+        dir,
+        'tasks',
+        (await readdir(join(dir, 'tasks'))).find((f) => f.startsWith('TASK-0002'))!,
+      ),
       'utf8',
     );
     for (let i = 0; i < 100; i++) expect(text).toContain(`line-${i}-end`);

@@ -29,24 +29,39 @@ Start with backlog_search (words; filters such as status, types, tags, parent_id
 Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) are validated strictly and are searchable as soon as they return.
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
 
-const TOOLS = {
+const READ_TOOLS = {
   backlog_search: searchTool,
   backlog_get: getTool,
   backlog_get_metadata: getMetadataTool,
   backlog_list: listTool,
+};
+
+const READ_ONLY_INSTRUCTIONS = INSTRUCTIONS.replace(
+  /\nWrites \([^\n]*\n/,
+  '\nThis server is read-only: it has no write tools.\n',
+);
+
+const TOOLS = {
+  ...READ_TOOLS,
   backlog_create: createTool,
   backlog_update: updateTool,
   backlog_delete: deleteTool,
   backlog_write_resource: writeResourceTool,
 };
 
-/** An MCP server over `service`: eight tools, the backlog as resources, list-changed notifications. */
-export function createMcpServer(service: BacklogService): McpServer {
+export interface McpServerOptions {
+  /** Register only the read tools (search, get, get_metadata, list): the write tools are not listed. */
+  readOnly?: boolean;
+}
+
+/** An MCP server over `service`: eight tools (four when read-only), the backlog as resources, list-changed notifications. */
+export function createMcpServer(service: BacklogService, options: McpServerOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'backlog-search', title: 'Backlog search', version: VERSION },
-    { instructions: INSTRUCTIONS },
+    { instructions: options.readOnly ? READ_ONLY_INSTRUCTIONS : INSTRUCTIONS },
   );
-  for (const [name, tool] of Object.entries(TOOLS)) registerTool(server, name, tool(service));
+  for (const [name, tool] of Object.entries(options.readOnly ? READ_TOOLS : TOOLS))
+    registerTool(server, name, tool(service));
   registerResources(server, service);
 
   // Coalesce bursts of changes (a bulk create, a git checkout) into one notification.

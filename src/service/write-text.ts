@@ -1,10 +1,9 @@
 /** What the writes share below their logic: text edits of a body, the size check, file-system errors, the guarded commit. */
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { BacklogError, isBacklogError } from '../errors.js';
+import { BacklogError, errors, isBacklogError } from '../errors.js';
 import { MAX_FILE_BYTES } from '../storage/backlog-store.js';
 import { writeFileAtomic } from '../storage/write-file.js';
-import { throwField } from './write-inputs.js';
 
 export function countOccurrences(text: string, needle: string): number {
   let count = 0;
@@ -47,10 +46,11 @@ export function appendText(text: string, addition: string, crlf = false): string
 export function checkSize(text: string, field: string): void {
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_FILE_BYTES)
-    throwField(
+    throw errors.inputTooLarge(
       field,
-      `${field}: the file would be ${bytes} bytes, over the ${MAX_FILE_BYTES}-byte limit`,
+      `the file would be ${bytes} bytes, over the ${MAX_FILE_BYTES}-byte limit`,
       'Split the content over several files.',
+      { bytes, limit: MAX_FILE_BYTES },
     );
 }
 

@@ -7,11 +7,7 @@ import { stat, unlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { BacklogError, errors } from '../errors.js';
 import { isIgnoredPath } from '../storage/backlog-store.js';
-import {
-  editFrontMatter,
-  parseFrontmatter,
-  stringifyFrontmatter,
-} from '../storage/frontmatter.js';
+import { editFrontMatter, parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
 import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri } from '../storage/parse.js';
 import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
 import { FIELD_ALIASES } from '../storage/schema.js';

@@ -258,7 +258,12 @@ function renderPair(key: string, value: unknown, like: unknown, indent: number):
   if (isScalar(node) && isScalar(like) && typeof value === 'string' && like.type) node.type = like.type;
   if (isSeq(node)) node.flow = isSeq(like) ? Boolean(like.flow) : !like;
   return doc
-    .toString({ lineWidth: 0, flowCollectionPadding: false, indent: indent > 0 ? indent : 2, indentSeq: indent > 0 })
+    .toString({
+      lineWidth: 0,
+      flowCollectionPadding: false,
+      indent: indent > 0 ? indent : 2,
+      indentSeq: indent > 0,
+    })
     .replace(/\n$/, '');
 }
 
