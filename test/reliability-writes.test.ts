@@ -34,7 +34,10 @@ async function worker(dir: string) {
     ['--import', 'tsx', join(ROOT, 'test', 'write-worker.ts'), dir],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  const pending = new Map<number, (v: { ok: boolean; code?: string; result?: any }) => void>();
+  const pending = new Map<
+    number,
+    (v: { ok: boolean; code?: string; result?: Record<string, unknown> }) => void
+  >();
   let ready!: () => void;
   const isReady = new Promise<void>((r) => (ready = r));
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -46,7 +49,7 @@ async function worker(dir: string) {
   let n = 0;
   const w = {
     call: (op: string, args: Record<string, unknown>) =>
-      new Promise<{ ok: boolean; code?: string; result?: any }>((resolve) => {
+      new Promise<{ ok: boolean; code?: string; result?: Record<string, unknown> }>((resolve) => {
         const id = ++n;
         pending.set(id, resolve);
         child.stdin!.write(`${JSON.stringify({ n: id, op, args })}\n`);
@@ -194,7 +197,7 @@ describe('the lock every process respects', () => {
     const dir = await backlog();
     const [a, b] = await Promise.all([worker(dir), worker(dir)]);
     for (let round = 0; round < 5; round++) {
-      const current = (await a.call('get', { id: 'TASK-0003' })).result.updated_at as string;
+      const current = (await a.call('get', { id: 'TASK-0003' })).result!.updated_at as string;
       const [ra, rb] = await Promise.all([
         a.call('update', { id: 'TASK-0003', append: `a${round}`, expected_updated_at: current }),
         b.call('update', { id: 'TASK-0003', append: `b${round}`, expected_updated_at: current }),
