@@ -111,6 +111,9 @@ describe('access control', () => {
       .callTool({ name: 'backlog_create', arguments: { title: 'x' } })
       .catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
     expect(write.isError).toBe(true);
+    expect(write).toMatchObject({ structuredContent: { error: { code: 'FORBIDDEN' } } });
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect(unknown).toMatchObject({ isError: true, structuredContent: { error: { code: 'INVALID_INPUT' } } });
     await client.close();
     await server.close();
 

@@ -31,7 +31,7 @@ const PROBES: Record<
   fuzz: {
     title: 'Fuzzing',
     run: async () => {
-      const lib = await fuzzLibrary(quick ? 20_000 : 1_000_000);
+      const lib = await fuzzLibrary(quick ? (only?.has('fuzz-mcp') ? 10 : 20_000) : 1_000_000);
       const mcp = await fuzzMcp(quick ? 2_000 : 100_000);
       return {
         body: [

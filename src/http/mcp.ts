@@ -69,6 +69,19 @@ export class JsonResponseTransport extends WebStandardStreamableHTTPServerTransp
     for (const sid of maps._requestToStreamMapping.values()) if (sid === streamId) return;
     maps._streamMapping.delete(streamId);
   }
+
+  /** Requests still waiting when the session ends (a DELETE from another request) get an answer, not a dropped connection. */
+  override async close(): Promise<void> {
+    for (const entry of (this as unknown as TransportInternals)._streamMapping?.values() ?? []) {
+      const { resolveJson } = entry as { resolveJson?: (response: Response) => void };
+      resolveJson?.(
+        Response.json(jsonRpcError(-32001, 'The session ended before this request was answered'), {
+          status: 404,
+        }),
+      );
+    }
+    return super.close();
+  }
 }
 
 function jsonRpcError(code: number, message: string, data?: Record<string, unknown>) {
