@@ -117,7 +117,7 @@ const PROBES: Record<
   leak: {
     title: 'Memory of MCP over HTTP',
     run: async () => {
-      const r = await leak(quick ? 5_000 : 100_000, quick ? 3_000 : 30_000);
+      const r = await leak(quick ? 5_000 : 100_000, quick ? 3_000 : 10_000);
       return {
         body: r.lines.join('\n'),
         checks: [
