@@ -110,7 +110,7 @@ function scenarios(quick: boolean): Scenario[] {
         for (let i = 0; i < tiny; i++)
           await writeFile(
             join(dir, 'tasks', 'many', `TASK-${10_000 + i}.md`),
-            `---\nid: TASK-${10_000 + i}\ntitle: Tiny ${i} ${WORDS[i % WORDS.length]}\nstatus: open\n---\n${prose(rand, 8)}\n`,
+            `---\nid: TASK-${10_000 + i}\ntitle: Tiny ${i} ${WORDS[i % WORDS.length]}\ntype: task\nstatus: open\n---\n${prose(rand, 8)}\n`,
           );
       },
     },

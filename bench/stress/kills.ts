@@ -106,7 +106,7 @@ export async function kills(
       }
     let killed = false;
     const burst = Array.from({ length: 30 }, async (_, i) => {
-      await sleep(rand() * 300);
+      await sleep(rand() * 1000);
       const marker = randomBytes(8).toString('hex');
       const kind = i % 3;
       sent++;
@@ -136,7 +136,7 @@ export async function kills(
         // The server died under this call: not acknowledged.
       }
     });
-    await sleep(20 + rand() * 600);
+    await sleep(300 + rand() * 2700);
     const inFlight = sent - acked;
     killed = true;
     await server.kill();
@@ -158,7 +158,7 @@ export async function kills(
     stale,
     unserved,
     lines: [
-      `${rounds} rounds in ${fmt(secs)} s: start \`serve\` (the built CLI) on a copy of the demo backlog, send a burst of 30 MCP calls over HTTP (create with a marker in the body, append a marker to one of 5 tasks, overwrite one of 3 documents with a 20 KB version of its own), \`kill -9\` the server 5-125 ms into the burst; ${fmt(killedDuring)} kills landed with calls in flight. ${fmt(sent)} calls sent, ${fmt(acked)} acknowledged before their kill.`,
+      `${rounds} rounds in ${fmt(secs)} s: start \`serve\` (the built CLI) on a copy of the demo backlog, send a burst of 30 MCP calls over HTTP (create with a marker in the body, append a marker to one of 5 tasks, overwrite one of 3 documents with a 20 KB version of its own), \`kill -9\` the server 0.3-3 s into the burst (the calls start over its first second); ${fmt(killedDuring)} kills landed with calls in flight. ${fmt(sent)} calls sent, ${fmt(acked)} acknowledged before their kill.`,
       `After each kill, on disk: files torn or mixed (a task whose front matter does not parse, a cut marker, a document that is not exactly one of the versions sent) **${torn}**; acknowledged writes missing **${lost}**; task ids held by two files **${dupIds}**. At the next start: stale locks or temporary files left **${stale}**; acknowledged creates not served (\`GET /tasks/<id>\`) **${unserved}**.`,
     ],
   };
