@@ -162,57 +162,74 @@ describe('access control', () => {
 });
 
 describe('MCP sessions over HTTP', () => {
-  it('2,000 calls on one session keep no per-call entry and steady memory', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const server = await startHttpServer({ service, port: 0 });
-    const client = await connect(server.url);
-    const heapAfter = async (calls: number) => {
-      for (let i = 0; i < calls; i += 10)
-        await Promise.all(
-          Array.from({ length: 10 }, (_, j) =>
-            client.callTool({
-              name: 'backlog_search',
-              arguments: { query: `login ${(i + j) % 7}`, limit: 3 },
-            }),
-          ),
-        );
-      gc();
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
-    const base = await heapAfter(500);
-    const after = await heapAfter(1500);
-    expect(mcpSessionStats(server.app)).toEqual({ sessions: 1, streamEntries: 0 });
-    // Without the fix the SDK kept about 10 KB per call: 15 MB over these 1,500.
-    console.log(
-      `heap after 500 calls ${(base / 1e6).toFixed(1)} MB, after 2,000 ${(after / 1e6).toFixed(1)} MB`,
-    );
-    expect((after - base) / 1e6).toBeLessThan(6);
-    await client.close();
-    await server.close();
+  it('a 1 MB path glob (found by npm run stress) is a coded error, not a SyntaxError', async () => {
+    await expect(service.searchUnified('login', { path: 'a'.repeat(1 << 20) })).rejects.toMatchObject({
+      code: 'INVALID_FILTER',
+      details: { field: 'path' },
+    });
   });
 
+  it(
+    '2,000 calls on one session keep no per-call entry and steady memory',
+    { timeout: 180_000 },
+    async () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const server = await startHttpServer({ service, port: 0 });
+      const client = await connect(server.url);
+      const heapAfter = async (calls: number) => {
+        for (let i = 0; i < calls; i += 10)
+          await Promise.all(
+            Array.from({ length: 10 }, (_, j) =>
+              client.callTool({
+                name: 'backlog_search',
+                arguments: { query: `login ${(i + j) % 7}`, limit: 3 },
+              }),
+            ),
+          );
+        gc();
+        gc();
+        return process.memoryUsage().heapUsed;
+      };
+      const base = await heapAfter(500);
+      const after = await heapAfter(1500);
+      expect(mcpSessionStats(server.app)).toEqual({ sessions: 1, streamEntries: 0 });
+      // Without the fix the SDK kept about 10 KB per call: 15 MB over these 1,500.
+      console.log(
+        `heap after 500 calls ${(base / 1e6).toFixed(1)} MB, after 2,000 ${(after / 1e6).toFixed(1)} MB`,
+      );
+      expect((after - base) / 1e6).toBeLessThan(6);
+      await client.close();
+      await server.close();
+    },
+  );
+
   it('a flood of new sessions cannot evict a session in use; unused ones expire; a full table answers 503', async () => {
-    const server = await startHttpServer({ service, port: 0, maxSessions: 20, unusedSessionMs: 400 });
+    const server = await startHttpServer({ service, port: 0, maxSessions: 20, unusedSessionMs: 3000 });
     const mine = await connect(server.url);
     await mine.callTool({ name: 'backlog_search', arguments: { query: 'login' } });
+    const started = Date.now();
     const flood = await Promise.all(
       Array.from({ length: 60 }, () =>
         fetch(`${server.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: INIT }),
       ),
     );
     const statuses = flood.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
-    expect(statuses.filter((s) => s === 503)).toHaveLength(41);
-    const refused = flood.find((r) => r.status === 503)!;
-    expect(refused.headers.get('retry-after')).toBeTruthy();
-    expect(await refused.json()).toMatchObject({ error: { data: { code: 'SESSION_LIMIT' } } });
+    expect(mcpSessionStats(server.app)!.sessions).toBeLessThanOrEqual(20);
+    // Exactly 19 new sessions fit beside mine, unless the flood outlasted the unused-session window
+    // (a loaded machine): then expired flood sessions made room for more.
+    if (Date.now() - started < 2500) expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(19);
+    expect(statuses.filter((s) => s === 200 || s === 503)).toHaveLength(60);
+    for (const refused of flood.filter((r) => r.status === 503)) {
+      expect(refused.headers.get('retry-after')).toBeTruthy();
+      expect(await refused.json()).toMatchObject({ error: { data: { code: 'SESSION_LIMIT' } } });
+    }
     // The session in use still answers (no 404), during and after the flood.
     expect(
       (await mine.callTool({ name: 'backlog_search', arguments: { query: 'sync' } })).isError,
     ).toBeFalsy();
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 4000));
     expect(mcpSessionStats(server.app)?.sessions).toBe(1);
     const next = await connect(server.url);
     expect((await next.callTool({ name: 'backlog_list', arguments: {} })).isError).toBeFalsy();

@@ -196,8 +196,15 @@ describe('the lock every process respects', () => {
   it('racing version-checked updates from two processes: exactly one wins each round', async () => {
     const dir = await backlog();
     const [a, b] = await Promise.all([worker(dir), worker(dir)]);
+    const path = join(
+      dir,
+      'tasks',
+      (await readdir(join(dir, 'tasks'))).find((f) => f.startsWith('TASK-0003-'))!,
+    );
     for (let round = 0; round < 5; round++) {
-      const current = (await a.call('get', { id: 'TASK-0003' })).result!.updated_at as string;
+      // The version as it is on disk (neither worker watches the folder, so their indexes lag).
+      const fm = parseFrontmatter(await readFile(path, 'utf8')).data;
+      const current = fm.updated_at instanceof Date ? fm.updated_at.toISOString() : String(fm.updated_at);
       const [ra, rb] = await Promise.all([
         a.call('update', { id: 'TASK-0003', append: `a${round}`, expected_updated_at: current }),
         b.call('update', { id: 'TASK-0003', append: `b${round}`, expected_updated_at: current }),
