@@ -56,7 +56,16 @@ async function timed<T>(f: () => Promise<T> | T): Promise<[T, number]> {
 
 function itemOf(d: { id: string; title: string; text: string }): BacklogItem {
   return {
-    ...{ id: d.id, type: 'resource', title: d.title, status: null, parent_id: null, tags: [], author: null },
+    ...{
+      id: d.id,
+      type: 'resource',
+      state: null,
+      title: d.title,
+      status: null,
+      parent_id: null,
+      tags: [],
+      author: null,
+    },
     ...{ assignee: null, priority: null, references: [], created_at: null, updated_at: null, body: d.text },
     ...{ path: `docs/${d.id}.md`, folder: 'docs', file_type: 'md', size: d.text.length, mtime_ms: 0 },
     frontmatter: {},

@@ -1,7 +1,9 @@
 /**
- * `npm run eval` (`tsx bench/eval.ts [--only scifact,xquad-ru]`): ranking quality and speed of our engine
- * (bm25 mode) and of the baselines on the BEIR-layout datasets in ../shared/eval (override the folder with
- * env BACKLOG_EVAL_DIR). Progress goes to stderr; results to docs/quality.md and docs/quality.json.
+ * `npm run eval` (`tsx bench/eval.ts [--only scifact,xquad-ru] [--devset|--no-devset]`): ranking quality and
+ * speed of our engine (bm25 mode) and of the baselines on the BEIR-layout datasets in ../shared/eval
+ * (override the folder with env BACKLOG_EVAL_DIR), then the judged Backlog.md dev set (bench/devset; runs
+ * unless --no-devset, or with --only unless --devset is given). Progress goes to stderr; results to
+ * docs/quality.md and docs/quality.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +19,7 @@ import {
   type Retriever,
 } from '../src/eval/run-eval.js';
 import { baselineRetrievers } from './baselines.js';
+import { devsetSection } from './devset/eval.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
@@ -203,6 +206,11 @@ async function main(): Promise<void> {
     }
   }
 
+  const argv = process.argv;
+  const withDevset =
+    !argv.includes('--no-devset') && (!argv.some((a) => a.startsWith('--only')) || argv.includes('--devset'));
+  const devset = withDevset ? await devsetSection({ hybrid: withHybrid, log }) : null;
+
   const args = process.argv.slice(2).join(' ');
   const meta = {
     command: `${process.env.BACKLOG_EVAL_DIR ? `BACKLOG_EVAL_DIR=${process.env.BACKLOG_EVAL_DIR} ` : ''}npx tsx bench/eval.ts${args ? ' ' + args : ''}`,
@@ -215,11 +223,20 @@ async function main(): Promise<void> {
   };
   const docsDir = join(ROOT, 'docs');
   mkdirSync(docsDir, { recursive: true });
-  writeFileSync(join(docsDir, 'quality.md'), markdown(rows, datasets, systems, meta, skipped));
+  writeFileSync(
+    join(docsDir, 'quality.md'),
+    markdown(rows, datasets, systems, meta, skipped) + (devset?.markdown ?? ''),
+  );
   writeFileSync(
     join(docsDir, 'quality.json'),
     JSON.stringify(
-      { ...meta, targets: TARGETS, skipped: skipped ? { [OUR_ENGINE]: skipped } : {}, results: rows },
+      {
+        ...meta,
+        targets: TARGETS,
+        skipped: skipped ? { [OUR_ENGINE]: skipped } : {},
+        results: rows,
+        ...(devset ? { devset: devset.json } : {}),
+      },
       null,
       2,
     ) + '\n',

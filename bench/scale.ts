@@ -126,6 +126,7 @@ function itemOf(d: { id: string; title: string; text: string }): BacklogItem {
   return {
     id: d.id,
     type: 'task',
+    state: 'active',
     title: d.title,
     status: 'To Do',
     parent_id: null,

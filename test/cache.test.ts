@@ -102,7 +102,7 @@ describe('persisted index', () => {
     const settings = new OramaSearchService().settings;
     const read = await readIndexCache(
       cacheFile(),
-      serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile),
+      serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile, 'native'),
     );
     if (!('snapshot' in read)) throw new Error(read.reason);
     // The index as format 2 laid out the BM25F fields: postings with word positions, no format mark.
@@ -134,10 +134,14 @@ describe('persisted index', () => {
 
     // The old layout under the current version (restore() given old bytes): refused, not misread.
     expect(() => new OramaSearchService().restore(oldIndex)).toThrow(/field index format 1/);
-    await writeIndexCache(cacheFile(), serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile), {
-      ...read.snapshot,
-      index: oldIndex,
-    });
+    await writeIndexCache(
+      cacheFile(),
+      serviceCacheVersion(settings, DEFAULT_LIMITS.maxWordsPerFile, 'native'),
+      {
+        ...read.snapshot,
+        index: oldIndex,
+      },
+    );
     const misversioned = await open();
     expect(misversioned.cacheStatus().used).toBe(false);
     expect(misversioned.diagnostics().files[0].message).toMatch(/field index format 1/);

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DEMO_DIR, runCli, tempBacklog } from './helpers.js';
 
 let dir: string;
@@ -65,4 +67,23 @@ describe('CLI', () => {
     const diag = await runCli(['--dir', dir, 'diagnostics', '--json']);
     expect(JSON.parse(diag.stdout)).toMatchObject({ items: 54, files: [] });
   });
+
+  it('search runs hybrid on what index built, and says how many chunks are missing when some are', async () => {
+    // The suite runs with BACKLOG_EMBEDDINGS=none; this test embeds the demo backlog with the bundled model.
+    const bundled = ['--dir', dir, '--embeddings', 'bundled'];
+    await runCli([...bundled, 'index']);
+    const hybrid = JSON.parse((await runCli([...bundled, 'search', 'user cannot sign in', '--json'])).stdout);
+    expect(hybrid.search_mode).toBe('hybrid');
+    expect(hybrid.warnings).toBeUndefined();
+    await writeFile(
+      join(dir, 'tasks', 'TASK-0900-fresh.md'),
+      '---\nid: TASK-0900\ntitle: A fresh task\ntype: task\nstatus: open\n---\nWritten after the index was built.\n',
+    );
+    const partial = JSON.parse((await runCli([...bundled, 'search', 'fresh task', '--json'])).stdout);
+    expect(partial.search_mode).toBe('bm25');
+    expect(partial.warnings.join(' ')).toMatch(
+      /ran bm25: the semantic index is incomplete: \d+ of \d+ chunks have no cached embedding/,
+    );
+    expect(partial.results[0].id).toBe('TASK-0900');
+  }, 180_000);
 });

@@ -120,6 +120,7 @@ describe('hybridRank', () => {
         lexicalWeight: 0.5,
         lexicalNorm: 'upper',
         vectorFloor: 0.2,
+        semanticOnlyFloor: 0.2,
         vectorNorm: 'floor',
         candidates: 100,
         multipliers: { title: false, id: false, type: false, recency: false },
@@ -130,6 +131,17 @@ describe('hybridRank', () => {
     expect(out[0].score).toBeCloseTo(0.5 * 0.5 + 0.5 * 1, 10);
     expect(out[2]).toMatchObject({ id: 'c', lexical: null, vector: 0.6 });
     expect(out[2].score).toBeCloseTo(0.5 * 0.5, 10);
+  });
+
+  it('a document only the vector list has needs semanticOnlyFloor; one the words found does not', async () => {
+    const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, semanticOnlyFloor: 0.5 };
+    const out = hybridRank(
+      { ...base, lexical: list(['a', 10]), vector: list(['a', 0.3], ['b', 0.7], ['c', 0.45]) },
+      settings,
+    );
+    expect(out.map((h) => h.id).sort()).toEqual(['a', 'b']);
+    expect(out.find((h) => h.id === 'a')).toMatchObject({ lexical: 10, vector: 0.3 });
   });
 
   it('multipliers lift a title match and an epic over an equal score', async () => {

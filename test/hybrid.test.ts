@@ -64,11 +64,38 @@ describe('hybrid search with the bundled model', () => {
     expect(hybrid.results[0].scores!.vector).toBeGreaterThan(0);
   });
 
-  it('bm25 fills a nearly empty page from vector results, marked as such', async () => {
+  it('bm25 is words only: nothing shares a word, nothing comes back, and it says so', async () => {
     const res = await service.searchUnified('cannot log into my account', { mode: 'bm25', limit: 3 });
     expect(res.search_mode).toBe('bm25');
-    expect(res.results.length).toBeGreaterThan(0);
-    expect(res.results.every((r) => r.match === 'semantic')).toBe(true);
+    expect(res).toMatchObject({ total: 0, results: [] });
+    expect(res.warnings).toContain('nothing matched "cannot log into my account"');
+    // Hybrid answers by meaning, every result marked, and says that no word matched.
+    const hybrid = await service.searchUnified('cannot log into my account', { limit: 3 });
+    expect(hybrid.search_mode).toBe('hybrid');
+    expect(hybrid.results.length).toBeGreaterThan(0);
+    expect(hybrid.results.every((r) => r.match === 'semantic')).toBe(true);
+    expect(hybrid.warnings?.join(' ')).toMatch(/no item contains these words/);
+  });
+
+  it('made-up words, ids no item has and stop-words find nothing, in every mode', async () => {
+    for (const query of [
+      'narwhalbyte',
+      'quibblefrost zentrix',
+      'task-12',
+      'TASK-0999',
+      'the of and',
+      'what is it',
+    ])
+      for (const mode of ['hybrid', 'bm25', 'semantic'] as const) {
+        const res = await service.searchUnified(query, { mode });
+        expect({ query, mode, total: res.total, results: res.results }).toEqual({
+          query,
+          mode,
+          total: 0,
+          results: [],
+        });
+        expect(res.warnings?.join(' ')).toMatch(/nothing matched|only stop-words/);
+      }
   });
 
   it('keeps lexical hits on top when the words match, and semantic mode ranks by meaning alone', async () => {

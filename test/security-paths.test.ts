@@ -72,7 +72,11 @@ describe('a planted persisted index', () => {
     const first = await openBacklog({ dir });
     await closeBacklog(first);
     const cachePath = join(dir, '.cache', CACHE_FILE);
-    const version = serviceCacheVersion(new OramaSearchService().settings, DEFAULT_LIMITS.maxWordsPerFile);
+    const version = serviceCacheVersion(
+      new OramaSearchService().settings,
+      DEFAULT_LIMITS.maxWordsPerFile,
+      'native',
+    );
     const read = await readIndexCache(cachePath, version);
     if (!('snapshot' in read)) throw new Error(`no cache: ${read.reason}`);
     const template = read.snapshot.items.find((i) => i.type === 'task')!;

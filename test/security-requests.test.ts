@@ -142,11 +142,11 @@ describe('grouping is linear', () => {
     for (let i = 0; i < 3; i++) await Promise.all([time(false), time(true)]);
     const plain: number[] = [];
     const grouped: number[] = [];
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 15; i++) {
       plain.push(await time(false));
       grouped.push(await time(true));
     }
-    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    expect(median(grouped)).toBeLessThanOrEqual(2 * median(plain));
+    // The fastest of interleaved runs is each one's own cost; a median still moves with a busy machine.
+    expect(Math.min(...grouped)).toBeLessThanOrEqual(2 * Math.min(...plain));
   });
 });

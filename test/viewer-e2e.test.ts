@@ -248,7 +248,8 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     const expected = await service.searchUnified('sync', spotlightParams('sync', ['epic'], 'recent'));
     expect(await optionIds()).toEqual(expected.results.map((r) => r.id));
     expect(new URL(page.url()).searchParams.get('qtypes')).toBe('epic');
-  });
+    // Seven page loads: on a loaded 2-core machine that takes longer than the default 30 s.
+  }, 90_000);
 
   it('explains an empty result, keeps recent searches, and is keyboard accessible', async () => {
     await page.goto(`${url}/`);

@@ -1,4 +1,6 @@
-import type { BacklogService, GetEntry, ListResponse, SearchResponse } from '../service/backlog-service.js';
+import type { GetEntry, ListResponse, SearchResponse } from '../service/backlog-service.js';
+import { atLeast, type DiagnosticsReport } from '../service/diagnostics.js';
+import type { DiagnosticLevel } from '../storage/types.js';
 
 /** Human output: one line per hit, its snippet under it. */
 export function formatSearch(res: SearchResponse): string {
@@ -9,7 +11,8 @@ export function formatSearch(res: SearchResponse): string {
   for (const r of res.results) {
     const kind = r.status ? `${r.type}/${r.status}` : r.type;
     const score = r.score !== undefined ? `  ${r.score.toFixed(3)}` : '';
-    lines.push(`${r.id}  [${kind}]  ${r.title}${score}`);
+    const semantic = r.match === 'semantic' ? '  [semantic]' : '';
+    lines.push(`${r.id}  [${kind}]${semantic}  ${r.title}${score}`);
     if (r.snippet.text) lines.push(`    ${r.snippet.text}`);
   }
   if (res.next_offset !== undefined) lines.push(`more: --offset ${res.next_offset}`);
@@ -57,25 +60,37 @@ export function formatGet(entries: GetEntry[]): string {
     .join('\n\n---\n\n');
 }
 
-export function formatDiagnostics(d: ReturnType<BacklogService['diagnostics']>): string {
+/** The report: the format, one summary line per kind (all levels), then the findings at `level` or worse. */
+export function formatDiagnostics(d: DiagnosticsReport, level: DiagnosticLevel = 'warning'): string {
   const e = d.embeddings;
   const embed =
     e.provider === 'none'
       ? 'embeddings off'
       : `embeddings ${e.provider}, ${e.state} (${e.done}/${e.total} chunks)`;
+  const states = Object.entries(d.by_state)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+  const format =
+    d.format.name === 'backlog-md'
+      ? `Backlog.md format (${d.format.config_path ?? 'folder layout'}: statuses ${d.format.statuses.join(', ')}; ids ${d.format.task_prefix}-N)`
+      : 'native format';
   const lines = [
     `${d.items} items (${Object.entries(d.by_type)
       .map(([k, v]) => `${v} ${k}`)
-      .join(', ')}), search mode ${d.search_mode}, ${embed}`,
+      .join(', ')}${states ? `; tasks ${states}` : ''}), ${format}, search mode ${d.search_mode}, ${embed}`,
     ...e.warnings.map((w) => `warning: ${w}`),
     ...(e.buildNote ? [`note: ${e.buildNote}`] : []),
   ];
-  if (d.files.length === 0) lines.push('No problems found.');
-  const byCode = new Map<string, number>();
-  for (const f of d.files) byCode.set(f.code, (byCode.get(f.code) ?? 0) + 1);
-  if (byCode.size)
-    lines.push(`${d.files.length} diagnostics: ${[...byCode].map(([c, n]) => `${c} ${n}`).join(', ')}`);
-  for (const f of d.files)
+  // The summary shows every level unless a stricter one was asked for.
+  const summaryLevel = level === 'warning' ? 'info' : level;
+  for (const s of d.summary)
+    if (atLeast(s.level, summaryLevel)) lines.push(`${s.level.padEnd(7)} ${s.message}`);
+  const shown = d.files.filter((f) => atLeast(f.level, level));
+  if (!d.files.some((f) => f.level !== 'info')) lines.push('No problems found.');
+  if (shown.length) lines.push('');
+  for (const f of shown)
     lines.push(`${f.level} ${f.path}${f.line ? `:${f.line}` : ''} ${f.code}: ${f.message}`);
+  const hidden = d.files.length - shown.length;
+  if (hidden) lines.push(`(${hidden} more at a lower level: --level info shows them)`);
   return lines.join('\n');
 }

@@ -6,6 +6,8 @@ import { isBacklogError, BacklogError } from '../errors.js';
 import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
+import { DIAGNOSTIC_LEVELS, atLeast } from '../service/diagnostics.js';
+import type { DiagnosticLevel } from '../storage/types.js';
 import { createProgress } from './progress.js';
 import { formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
 import { loadBeir } from '../eval/beir.js';
@@ -135,6 +137,8 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .action(async (words: string[], o, cmd: Command) => {
       const service = await open(cmd);
+      // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
+      await service.semanticReady();
       const res = await service.searchUnified(words.join(' '), {
         ...filtersFrom(o),
         sort: o.sort,
@@ -191,12 +195,20 @@ export function buildProgram(): Command {
 
   program
     .command('diagnostics')
-    .description('report files that did not fit the schema')
-    .option('--json', 'print JSON')
+    .description('report files that did not fit the schema, with a summary line per kind')
+    .addOption(
+      new Option('--level <level>', 'show findings at this level or worse')
+        .choices([...DIAGNOSTIC_LEVELS])
+        .default('warning'),
+    )
+    .option('--json', 'print JSON (findings filtered by --level)')
     .action(async (o, cmd: Command) => {
       const service = await open(cmd);
       const d = service.diagnostics();
-      print(o.json, d, () => formatDiagnostics(d));
+      const level = o.level as DiagnosticLevel;
+      print(o.json, { ...d, files: d.files.filter((f) => atLeast(f.level, level)) }, () =>
+        formatDiagnostics(d, level),
+      );
     });
 
   program

@@ -1,5 +1,6 @@
 import { hashText, type EmbeddingCache } from './cache.js';
 import { chunkOptionsFor, chunkText, type ChunkOptions } from './chunk.js';
+import { GIBBERISH_GATE, gibberishCentroid, gibberishScore } from './gibberish.js';
 import type { EmbedAllOptions } from './pool.js';
 import type { Embedder } from './types.js';
 import { VectorIndex, type VectorHit, type VectorSearchOptions } from './vector-index.js';
@@ -98,6 +99,7 @@ export class SemanticIndex {
   private readonly cache: EmbeddingCache | undefined;
   /** Chunk hashes per document: an unchanged document is not re-embedded nor re-indexed. */
   private readonly hashesOf = new Map<string, string[]>();
+  private gibberish: Promise<Float32Array> | undefined;
 
   constructor(options: SemanticIndexOptions) {
     this.embedder = options.embedder;
@@ -150,12 +152,25 @@ export class SemanticIndex {
     return this.index.remove(id);
   }
 
-  /** Embeds the query (through the pool's query cache when there is one) and returns the k closest documents. */
+  /**
+   * Embeds the query (through the pool's query cache when there is one) and returns the k closest
+   * documents; none for a query the model cannot read (made-up words: gibberish.ts).
+   */
   async search(query: string, k: number, options: VectorSearchOptions = {}): Promise<VectorHit[]> {
-    const vector = this.embedder.embedQuery
-      ? await this.embedder.embedQuery(query)
-      : (await this.embedder.embed([query], 'query'))[0];
+    const [vector, centroid] = await Promise.all([
+      this.embedder.embedQuery
+        ? this.embedder.embedQuery(query)
+        : this.embedder.embed([query], 'query').then((v) => v[0]),
+      this.gibberishCentroid(),
+    ]);
+    if (gibberishScore(vector, centroid) >= GIBBERISH_GATE) return [];
     return this.index.search(vector, k, options);
+  }
+
+  /** The model's pseudo-word centroid, embedded once (about 40 short queries). */
+  gibberishCentroid(): Promise<Float32Array> {
+    this.gibberish ??= gibberishCentroid((texts) => this.embedder.embed(texts, 'query'));
+    return this.gibberish;
   }
 
   /** Drops cached vectors of chunks no longer indexed; returns how many. Call before `cache.save()`. */

@@ -13,7 +13,11 @@ import type { EmbeddingProvider, ResolvedProvider, TransformersOptions } from '.
 import { searchableBody, type BacklogItem } from '../storage/types.js';
 import type { Scored, VectorRetriever } from '../search/types.js';
 
-export type SemanticState = 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
+/**
+ * `incomplete`: embeddings are on, but some chunks have no cached vector and this process does not embed
+ * (one-shot commands, `embedMissing: 'never'`): searches run bm25 and say how many are missing.
+ */
+export type SemanticState = 'off' | 'loading' | 'indexing' | 'ready' | 'failed' | 'incomplete';
 
 /** When to embed the chunks the cache does not have. */
 export type EmbedMissing = 'background' | 'wait' | 'never';
@@ -44,6 +48,8 @@ export interface SemanticStatus {
   /** Chunks embedded (or found in the cache) so far, of `total`. */
   done: number;
   total: number;
+  /** Chunks without a cached vector when the state is `incomplete`. */
+  missing?: number;
   /** Workers the initial embedding ran on, and why not more (when the memory budget decided). */
   buildWorkers?: number;
   buildNote?: string;
@@ -122,6 +128,8 @@ export class SemanticSearch implements VectorRetriever {
     if (s.state === 'indexing') return `still being built (${s.done}/${s.total} chunks embedded)`;
     if (s.state === 'loading') return 'loading its model';
     if (s.state === 'ready') return 'ready';
+    if (s.state === 'incomplete')
+      return `incomplete: ${s.missing} of ${s.total} chunks have no cached embedding (run \`backlog-search index\`)`;
     return s.state === 'failed' ? 'unavailable (failed to load)' : 'off (no embedding provider)';
   }
 
@@ -171,7 +179,8 @@ export class SemanticSearch implements VectorRetriever {
       0,
     );
     if (missing > 0 && this.options.embedMissing === 'never') {
-      this.status.state = 'off';
+      this.status.state = 'incomplete';
+      this.status.missing = missing;
       this.status.warnings.push(
         `${missing} of ${this.status.total} chunks have no cached embedding; run \`backlog-search index\` to build them`,
       );
@@ -247,6 +256,13 @@ export class SemanticSearch implements VectorRetriever {
     return hashes.filter((h) => !cache.has(h)).length;
   }
 
+  /** Off for good in this process: no provider, a failed model, or cached vectors only. */
+  private inactive(): boolean {
+    return (
+      this.status.state === 'off' || this.status.state === 'failed' || this.status.state === 'incomplete'
+    );
+  }
+
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
@@ -255,8 +271,7 @@ export class SemanticSearch implements VectorRetriever {
 
   /** A file was added or changed: re-embed its chunks (only those not cached). */
   upsert(item: BacklogItem): Promise<unknown> {
-    if (this.closed || this.status.state === 'off' || this.status.state === 'failed')
-      return Promise.resolve();
+    if (this.closed || this.inactive()) return Promise.resolve();
     if (this.status.state !== 'ready') {
       // Still building from a snapshot of the items: apply the latest version once it is done.
       this.pending.set(item.id, item);
@@ -266,7 +281,7 @@ export class SemanticSearch implements VectorRetriever {
   }
 
   remove(id: string): void {
-    if (this.closed || this.status.state === 'off' || this.status.state === 'failed') return;
+    if (this.closed || this.inactive()) return;
     if (this.status.state !== 'ready') {
       this.pending.set(id, null);
       return;

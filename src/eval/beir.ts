@@ -131,3 +131,29 @@ export async function loadBeir(dir: string, split: string): Promise<BeirDataset>
     docs.push({ id: str(d._id), title: str(d.title), text: str(d.text) });
   return { name: basename(root), split, docs, queries, qrels };
 }
+
+/** A query with every field of its `queries.jsonl` line (e.g. a class or search options next to `_id`, `text`). */
+export interface JudgedQuery extends BeirQuery {
+  fields: Record<string, unknown>;
+}
+
+/**
+ * Loads the queries and qrels of a BEIR-layout folder for one split, without a `corpus.jsonl`: for judged
+ * sets whose corpus is a folder of files read in place (the qrels' corpus ids are then file paths).
+ * `queries` holds every line of `queries.jsonl` (judged or not), in file order.
+ */
+export async function loadJudgedQueries(
+  dir: string,
+  split: string,
+): Promise<{ queries: JudgedQuery[]; qrels: Map<string, Map<string, number>> }> {
+  const root = resolve(dir);
+  const queriesPath = join(root, 'queries.jsonl');
+  const qrelsPath = join(root, 'qrels', `${split}.tsv`);
+  requireFile(queriesPath);
+  requireFile(qrelsPath);
+  const qrels = await readQrels(qrelsPath);
+  const queries: JudgedQuery[] = [];
+  for await (const q of readJsonl(queriesPath))
+    queries.push({ id: str(q._id), text: str(q.text), fields: q });
+  return { queries, qrels };
+}

@@ -93,8 +93,14 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
             name: 'backlog-search',
             version: VERSION,
             items: service.size,
-            search_mode: service.diagnostics().search_mode,
+            search_mode: service.index.defaultMode(),
             read_only: options.readOnly === true,
+            format: {
+              name: service.format.name,
+              project: service.format.config.project,
+              statuses: service.format.config.statuses,
+              task_prefix: service.format.config.taskPrefix,
+            },
           },
     ),
   );

@@ -1,12 +1,18 @@
 /** The text blocks of tool results: one compact line per item, the same facts as the structured content. */
 import type { z } from 'zod';
-import type { ItemSummary, WriteResult } from '../service/backlog-service.js';
+import type { BacklogService, ItemSummary, WriteResult } from '../service/backlog-service.js';
 import { resourceUri } from '../storage/parse.js';
 import type { BacklogItem } from '../storage/types.js';
 import type { itemShape } from './shapes.js';
 import type { ToolOutput } from './tool.js';
 
 export type ItemView = z.infer<typeof itemShape>;
+
+/** A task id as this backlog writes them, for examples in tool descriptions (`TASK-0001`, `BACK-12`). */
+export function exampleId(service: BacklogService): string {
+  const { name, config } = service.format;
+  return name === 'native' ? `${config.taskPrefix}-0001` : `${config.taskPrefix}-12`;
+}
 
 export function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim();

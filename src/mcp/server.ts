@@ -25,10 +25,18 @@ export { SEARCH_CONTENT_CAP } from './tools/search.js';
 export { GET_CONTENT_DEFAULT, GET_CONTENT_MAX, getInputSchema } from './tools/get.js';
 export { metadataInputSchema } from './tools/get-metadata.js';
 
-const INSTRUCTIONS = `Search and edit a backlog of markdown tasks, epics and documents.
+/** The server's instructions, with this backlog's own vocabulary (statuses, id prefix, kinds of item). */
+function instructions(service: BacklogService): string {
+  const { name, config } = service.format;
+  const vocabulary =
+    name === 'backlog-md'
+      ? `This is a Backlog.md project: statuses ${config.statuses.map((s) => `"${s}"`).join(', ')}; task ids like ${config.taskPrefix}-12 (sub-tasks ${config.taskPrefix}-12.1); types task, document, decision, milestone; a task's state (active, completed, archived, draft) is its folder.`
+      : `Statuses ${config.statuses.join(', ')}; ids like ${config.taskPrefix}-0001 and EPIC-0001; types task, epic, resource.`;
+  return `Search and edit a backlog of markdown tasks, epics and documents. ${vocabulary}
 Start with backlog_search (words; filters such as status, types, tags, parent_id), then pass result ids to backlog_get for the content, or to backlog_get_metadata for file facts and links. backlog_list browses with filters and no query.
 Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) are validated strictly and are searchable as soon as they return.
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
+}
 
 const READ_TOOLS = {
   backlog_search: searchTool,
@@ -37,10 +45,10 @@ const READ_TOOLS = {
   backlog_list: listTool,
 };
 
-const READ_ONLY_INSTRUCTIONS = INSTRUCTIONS.replace(
-  /\nWrites \([^\n]*\n/,
-  '\nThis server is read-only: it has no write tools.\n',
-);
+/** The instructions of a read-only server: no write tools to mention. */
+function readOnlyInstructions(text: string): string {
+  return text.replace(/\nWrites \([^\n]*\n/, '\nThis server is read-only: it has no write tools.\n');
+}
 
 const TOOLS = {
   ...READ_TOOLS,
@@ -95,7 +103,7 @@ type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 export function createMcpServer(service: BacklogService, options: McpServerOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'backlog-search', title: 'Backlog search', version: VERSION },
-    { instructions: options.readOnly ? READ_ONLY_INSTRUCTIONS : INSTRUCTIONS },
+    { instructions: options.readOnly ? readOnlyInstructions(instructions(service)) : instructions(service) },
   );
   const tools = options.readOnly ? READ_TOOLS : TOOLS;
   for (const [name, tool] of Object.entries(tools)) registerTool(server, name, tool(service));

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { statusKey } from '../storage/ids.js';
 import { idKey } from './tokenizer.js';
 import type { SearchFilters } from './types.js';
 
@@ -21,14 +22,23 @@ export function normalizeFolder(folder: string): string {
 
 const lower = (values: string[]) => values.map((v) => v.toLowerCase());
 
+/** Backlog.md's kinds of document; `resource` (any file that is not a task) stands for them too. */
+const DOCUMENT_KINDS = ['document', 'decision', 'milestone'];
+
+/** `types` as the index matches them: `resource` is every kind of document, Backlog.md's included. */
+export function withDocumentKinds(types: readonly string[]): string[] {
+  return types.includes('resource') ? [...new Set([...types, ...DOCUMENT_KINDS])] : [...types];
+}
+
 /**
  * Builds the `where` clause. `path` globs are resolved against the known paths here (Orama has no
  * glob operator), so the clause stays a plain `in`. Returns `null` when a filter can match nothing.
  */
 export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<string>): WhereClause | null {
   const where: WhereClause = {};
-  if (filters.types?.length) where.type = { in: filters.types };
-  if (filters.status?.length) where.status_key = { in: lower(filters.status) };
+  if (filters.types?.length) where.type = { in: withDocumentKinds(filters.types) };
+  if (filters.status?.length) where.status_key = { in: filters.status.map(statusKey) };
+  if (filters.state?.length) where.state = { in: filters.state };
   if (filters.parent_id?.length) where.lineage = { containsAny: filters.parent_id.map(idKey) };
   if (filters.tags?.length) where.tag_keys = { containsAny: lower(filters.tags) };
   if (filters.author?.length) where.author_key = { in: lower(filters.author) };

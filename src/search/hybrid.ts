@@ -30,6 +30,12 @@ export interface HybridSettings {
    * encoders rarely go below it for any text, so it only removes noise).
    */
   vectorFloor: number;
+  /**
+   * A document only the vector list has (no word of the query matched it) needs at least this cosine to
+   * be a result at all: below it, "nearest in meaning" is noise, and a query of made-up words would come
+   * back with a full page. Calibrated on the dev sets (docs/search.md, `npm run bench:semantic-floor`).
+   */
+  semanticOnlyFloor: number;
   /** How cosines are normalized: from [floor, 1] to [0, 1], or min-max over the hits above the floor. */
   vectorNorm: 'floor' | 'minmax';
   /** Candidates taken from each retriever before fusion. */
@@ -46,6 +52,10 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   lexicalWeight: 0.85,
   lexicalNorm: 'max',
   vectorFloor: 0.2,
+  // Keeps every relevant document the dev sets' vector lists alone found, while most off-topic English
+  // finds nothing; made-up words are stopped before (embeddings/gibberish.ts). docs/search.md,
+  // npm run bench:semantic-floor.
+  semanticOnlyFloor: 0.3,
   vectorNorm: 'minmax',
   candidates: 100,
   multipliers: { title: true, id: true, type: true, recency: false },
@@ -83,8 +93,10 @@ export function hybridRank(
   settings: HybridSettings = DEFAULT_HYBRID_SETTINGS,
 ): HybridHit[] {
   const lexical = input.lexical.slice(0, settings.candidates);
-  const vector = input.vector.slice(0, settings.candidates);
   const lexScores = new Map(lexical.map((h) => [h.id, h.score]));
+  const vector = input.vector
+    .slice(0, settings.candidates)
+    .filter((h) => lexScores.has(h.id) || h.score >= settings.semanticOnlyFloor);
   // Expansions (partial words, typos) add scores the bound does not count: the best match caps it.
   const upper = Math.max(input.lexicalUpperBound, ...lexical.map((h) => h.score));
   const vecScores = new Map(vector.map((h) => [h.id, h.score]));

@@ -13,12 +13,14 @@ import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
+import { IdRouter } from './id-routing.js';
 import { TopK } from './top-k.js';
 import { buildWhere, folderChain } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, idKey, type TokenizerSettings } from './tokenizer.js';
+import { statusKey } from '../storage/ids.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -56,6 +58,7 @@ const SCHEMA = {
   extra: 'string',
   type: 'enum',
   status_key: 'enum',
+  state: 'enum',
   tag_keys: 'enum[]',
   author_key: 'enum',
   lineage: 'enum[]',
@@ -74,6 +77,7 @@ interface IndexedDocument {
   extra: string;
   type?: string;
   status_key?: string;
+  state?: string;
   tag_keys: string[];
   author_key?: string;
   lineage: string[];
@@ -98,7 +102,8 @@ function toIndexed(doc: SearchDocument): IndexedDocument {
     updated_ms: doc.updated_ms ?? 0,
   };
   if (doc.type) out.type = doc.type;
-  if (doc.status) out.status_key = doc.status.toLowerCase();
+  if (doc.status) out.status_key = statusKey(doc.status);
+  if (doc.state) out.state = doc.state;
   if (doc.author) out.author_key = doc.author.toLowerCase();
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
@@ -160,7 +165,8 @@ export class LexicalIndex {
   readonly settings: SearchSettings;
   readonly analyzer: TextAnalyzer;
   private db!: AnyOrama;
-  private readonly idKeys = new Map<string, string>();
+  /** Which document a query names (ids, numbers, `ADR 0116`): it is ranked first. */
+  readonly router = new IdRouter();
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -186,7 +192,7 @@ export class LexicalIndex {
         }),
       },
     });
-    this.idKeys.clear();
+    this.router.clear();
   }
 
   /** Number of indexed documents. */
@@ -212,7 +218,7 @@ export class LexicalIndex {
     this.reset();
     load(this.db, decode(bytes) as never);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const doc of Object.values(all)) this.idKeys.set(idKey(doc.id), doc.id);
+    for (const doc of Object.values(all)) this.router.add({ id: doc.id, path: doc.path });
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -242,14 +248,14 @@ export class LexicalIndex {
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
     // and in the persisted index (removal reads the forward index, not the text).
     for (const f of TEXT_FIELDS) indexed[f] = '';
-    this.idKeys.set(idKey(doc.id), doc.id);
+    this.router.add(doc);
   }
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
     const existed = Boolean(getByID(this.db, id));
     if (existed) remove(this.db, id);
-    if (this.idKeys.get(idKey(id)) === id) this.idKeys.delete(idKey(id));
+    this.router.remove(id);
     return existed;
   }
 
@@ -259,9 +265,9 @@ export class LexicalIndex {
     return Object.values(all).map((doc) => doc.id);
   }
 
-  /** External id for `TASK-42`, `task 0042`, ... when such an item is indexed. */
+  /** The document a query names (`TASK-42`, `task 0042`, `72`, `ADR 0116`; id-routing.ts), if any. */
   resolveId(query: string): string | undefined {
-    return this.idKeys.get(idKey(query));
+    return this.router.resolve(query);
   }
 
   private get store(): Bm25fIndexStore {
@@ -344,7 +350,7 @@ export class LexicalIndex {
       docsWithValue: (field, value) => {
         const where =
           field === 'status'
-            ? { status_key: { in: [value.toLowerCase()] } }
+            ? { status_key: { in: [statusKey(value)] } }
             : { type: { in: [value.toLowerCase()] } };
         return new Set(
           inFilter(

@@ -12,6 +12,7 @@ import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
+import { isIdQuery } from '../storage/ids.js';
 import { idKey, type TextAnalyzer } from './tokenizer.js';
 import type {
   EngineCapabilities,
@@ -34,8 +35,6 @@ import type {
 
 export { DEFAULT_SEARCH_SETTINGS, type SearchSettings };
 
-/** Fewer lexical matches than this: the rest of the page is filled from vector search (when it is ready). */
-const FALLBACK_BELOW = 3;
 /** Candidates each retriever gives hybrid fusion. */
 const HYBRID_CANDIDATES = 100;
 
@@ -145,7 +144,11 @@ export class OramaSearchService implements SearchEngine {
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
     this.lexical.restore(bytes);
     this.results.clear();
-    for (const doc of docs) this.results.put(doc);
+    for (const doc of docs) {
+      this.results.put(doc);
+      // The saved index keeps ids and paths; titles name documents too (`ADR 0116: ...`).
+      this.lexical.router.add(doc);
+    }
     this.results.warm();
   }
 
@@ -200,6 +203,9 @@ export class OramaSearchService implements SearchEngine {
     const warnings: string[] = [];
     const vectors = this.vectors?.state === 'ready' ? this.vectors : undefined;
     let mode: SearchMode = q.mode ?? (vectors ? 'hybrid' : 'bm25');
+    // Hybrid is the default once the vectors are ready; until then every answer says why it is bm25.
+    if (!q.mode && !vectors && this.vectors && this.vectors.state !== 'off')
+      warnings.push(`ran bm25: the semantic index is ${this.vectors.progress()}`);
     if (mode !== 'bm25' && !vectors) {
       warnings.push(
         `mode "${mode}" needs embeddings; the semantic index is ${this.vectors?.progress() ?? 'off (no embedding provider)'}; ran bm25`,
@@ -209,6 +215,17 @@ export class OramaSearchService implements SearchEngine {
       if (q.mode) warnings.push('the embedding model is English-only and this query is not; ran bm25');
       mode = 'bm25';
     }
+    // Words that carry no meaning of their own (stop-words, punctuation) find nothing, by words or by
+    // meaning: a model asked for "the of and" would answer with whatever is nearest.
+    const terms = this.analyzer.queryTerms(positive);
+    if (terms.length === 0 && q.matchMode === 'simple')
+      return {
+        results: [],
+        total: 0,
+        mode,
+        warnings: [...warnings, `nothing to search for: "${q.text}" has only stop-words or punctuation`],
+        ...(q.groupBy ? { groups: [] } : {}),
+      };
     const request: SearchRequest = {
       query: q.text,
       filters: q.filters,
@@ -223,19 +240,10 @@ export class OramaSearchService implements SearchEngine {
     if (mode === 'bm25') {
       // The index counts the groups and ranks each in the same pass as the page.
       const found = this.lexical.search({ ...request, limit: q.limit, offset: q.offset, groupBy: q.groupBy });
+      // bm25 is words only: never a result by meaning, however few the words found.
       ranked = found.hits.map(lexicalHit);
       total = found.total;
       indexGroups = found.groups;
-      // Too few words in common: fill from the nearest meanings, marked as such.
-      if (vectors && found.total < FALLBACK_BELOW && q.offset === 0) {
-        const seen = new Set(ranked.map((h) => h.id));
-        for (const v of await vectors.search(positive, q.limit, this.allowed(q.filters))) {
-          if (seen.has(v.id) || ranked.length >= q.limit) continue;
-          ranked.push(semanticHit(v));
-          total++;
-          indexGroups = undefined; // regrouped below, with the semantic hits
-        }
-      }
     } else {
       const depth = Math.max(HYBRID_CANDIDATES, q.offset + q.limit);
       // The query is embedded in a worker thread: search the words while it runs.
@@ -249,6 +257,12 @@ export class OramaSearchService implements SearchEngine {
         throw err;
       }
       let vector = await nearest;
+      // An id that no item has is near nothing. Otherwise nearest in meaning is a match only when it is
+      // near enough: in semantic mode every hit is found by meaning alone; hybrid.ts applies the same
+      // floor (semanticOnlyFloor) to the hits no word matched.
+      if (isIdQuery(q.text) && !this.lexical.resolveId(q.text)) vector = [];
+      if (mode === 'semantic')
+        vector = vector.filter((v) => v.score >= this.hybridSettings.semanticOnlyFloor);
       // A boolean question (raw syntax, or every word required) is answered by the words; meaning
       // only re-ranks those answers, it does not add documents the query excludes.
       if (mode === 'hybrid' && (q.matchMode === 'raw' || q.conjunctive)) {
@@ -269,6 +283,9 @@ export class OramaSearchService implements SearchEngine {
 
     // bm25 asked the index for the page itself.
     const page = mode === 'bm25' ? ranked : ranked.slice(q.offset, q.offset + q.limit);
+    if (total === 0) warnings.push(`nothing matched "${q.text}"`);
+    else if (mode !== 'bm25' && !ranked.some((h) => h.match !== 'semantic'))
+      warnings.push('no item contains these words; the results are nearest in meaning (match: "semantic")');
     const queryTerms = new Set(this.analyzer.queryTerms(positive));
     // From here on, synchronous: the snippets read the query's terms marked once for the whole answer.
     return this.results.withQuery(queryTerms, (bits) => {

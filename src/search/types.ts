@@ -1,9 +1,11 @@
-import type { ItemType } from '../storage/types.js';
+import type { ItemType, TaskState } from '../storage/types.js';
 
 /** What the search index holds for one item. Everything but id/title/body is optional (BEIR corpora have only those). */
 export interface SearchDocument {
   id: string;
   type?: ItemType;
+  /** Where a task stands (active, completed, archived, draft); null for documents. */
+  state?: TaskState | null;
   title: string;
   body: string;
   tags?: string[];
@@ -29,6 +31,8 @@ export type TextField = (typeof TEXT_FIELDS)[number];
 export interface SearchFilters {
   types?: ItemType[];
   status?: string[];
+  /** Task states (active, completed, archived, draft). */
+  state?: TaskState[];
   /** The items themselves and all their descendants. */
   parent_id?: string[];
   tags?: string[];
@@ -97,7 +101,7 @@ export interface Scored {
  */
 export interface VectorRetriever {
   /** `ready` once every document is embedded; until then searches run bm25 and say why. */
-  readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed';
+  readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed' | 'incomplete';
   /** Why it is not ready, for a warning: "still being built (120/5692 chunks embedded)". */
   progress(): string;
   /** Whether the model can read this query (an English-only model cannot read Russian). */

@@ -11,7 +11,10 @@ import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { SearchFilters } from '../search/types.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
-import { ITEM_TYPES, type BacklogItem, type Diagnostic, type ItemType } from '../storage/types.js';
+import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
+import { statusKey } from '../storage/ids.js';
+import type { BacklogItem } from '../storage/types.js';
+import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
 import { ItemStore } from './item-store.js';
@@ -23,7 +26,6 @@ import {
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
-  type SearchMode,
   type SearchOptionsInput,
 } from './options.js';
 import type { GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
@@ -64,6 +66,8 @@ export interface BacklogServiceOptions {
   cacheDir?: string | false;
   /** Budgets of one file, query and response (DEFAULT_LIMITS; docs/security.md). */
   limits?: Partial<Limits>;
+  /** Read the folder as this format (`native`, `backlog-md`) instead of detecting it (docs/formats.md). */
+  format?: FormatName;
 }
 
 const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
@@ -100,7 +104,8 @@ export class BacklogService {
       semantic: this.semantic,
       limits: this.limits,
       cachePath: cacheDir === false ? null : join(cacheDir, CACHE_FILE),
-      cacheVersion: serviceCacheVersion(this.index.settings, this.limits.maxWordsPerFile),
+      cacheVersion: (format) => serviceCacheVersion(this.index.settings, this.limits.maxWordsPerFile, format),
+      format: options.format,
     });
   }
 
@@ -165,6 +170,16 @@ export class BacklogService {
   }
 
   // ----- Reads
+
+  /** The backlog's format and its settings (statuses in board order, id prefix, ...). */
+  get format(): BacklogFormat {
+    return this.indexer.format;
+  }
+
+  /** The statuses a filter accepts: the configured ones in board order, then any other status in use. */
+  statuses(): string[] {
+    return this.store.statusVocabulary(this.format.config.statuses);
+  }
 
   /** Number of items in the backlog. */
   get size(): number {
@@ -256,6 +271,7 @@ export class BacklogService {
       results: page.map(summarize),
       total: items.length,
       counts_by_status: counts,
+      statuses: this.statuses(),
     };
     if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
     return response;
@@ -316,24 +332,12 @@ export class BacklogService {
     };
   }
 
-  /** What did not fit: unparseable frontmatter, values outside the schema, duplicate ids. */
-  diagnostics(): {
-    items: number;
-    by_type: Record<string, number>;
-    /** The mode a search runs in when it does not ask for one. */
-    search_mode: SearchMode;
-    embeddings: SemanticStatus;
-    files: Diagnostic[];
-  } {
-    const byType: Record<string, number> = Object.fromEntries(ITEM_TYPES.map((t) => [t, 0]));
-    for (const item of this.store.values()) byType[item.type]++;
-    return {
-      items: this.store.size,
-      by_type: byType,
+  /** What did not fit (unparseable front matter, values outside the format's schema, duplicate ids), summarized. */
+  diagnostics(): DiagnosticsReport {
+    return diagnosticsReport(this.store.values(), this.indexer.diagnostics(), this.format, {
       search_mode: this.index.defaultMode(),
       embeddings: this.semantic.info(),
-      files: this.indexer.diagnostics(),
-    };
+    });
   }
 
   // ----- Writes (writes.ts): each validates strictly, writes atomically, and updates the index before resolving.
@@ -361,13 +365,14 @@ export class BacklogService {
   /** Filter values that can never match are errors, not silent empty results. */
   private checkFilterValues(opts: { status?: string[]; parent_id?: string[] }): void {
     if (opts.status?.length) {
-      const known = this.store.statuses();
-      const bad = opts.status.find((s) => !known.has(s.toLowerCase()));
+      const known = this.statuses();
+      const keys = new Set(known.map(statusKey));
+      const bad = opts.status.find((s) => !keys.has(statusKey(s)));
       if (bad)
         throw errors.invalidFilter(
           'status',
           `"${bad}" is not a status of this backlog`,
-          `Use one of: ${[...known].join(', ')}.`,
+          `Use one of: ${known.join(', ')} (any case and spacing).`,
         );
     }
     for (const id of opts.parent_id ?? []) {
@@ -375,21 +380,14 @@ export class BacklogService {
         throw errors.invalidFilter(
           'parent_id',
           `no item with id "${id}"`,
-          'Pass the id of an existing task or epic, e.g. EPIC-0001.',
+          `Pass the id of an existing task or epic, e.g. ${this.format.config.taskPrefix}-1.`,
         );
     }
   }
 }
 
-function filtersOf(opts: Partial<Record<keyof SearchFilters, string[]>>): SearchFilters {
-  return {
-    types: opts.types as ItemType[] | undefined,
-    status: opts.status,
-    parent_id: opts.parent_id,
-    tags: opts.tags,
-    author: opts.author,
-    path: opts.path,
-    folder: opts.folder,
-    file_type: opts.file_type,
-  };
+/** The filters of a request, as the search takes them (the one schema has already typed them). */
+function filtersOf(opts: SearchFilters): SearchFilters {
+  const { types, status, state, parent_id, tags, author, path, folder, file_type } = opts;
+  return { types, status, state, parent_id, tags, author, path, folder, file_type };
 }

@@ -23,15 +23,17 @@ import { gunzip, gzip } from 'node:zlib';
 import { decode, encode } from '@msgpack/msgpack';
 import { writeFileAtomic } from '../storage/backlog-store.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
+import { VERSION } from '../version.js';
 
 const MAGIC = Buffer.from('BLSCACH2');
 const MAC_BYTES = 32;
 /**
  * Bump when the layout of the cache or of the index inside it changes. 3: the BM25F fields as binary
  * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2). 4: signed with a
- * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1).
+ * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1). 5: items carry `state`, the
+ * index a `state` filter key and status keys in every spelling (`in progress`).
  */
-export const CACHE_FORMAT = 4;
+export const CACHE_FORMAT = 5;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
@@ -49,14 +51,14 @@ export interface CacheSnapshot {
 }
 
 /** The version a BacklogService writes: its search settings and the words budget shape what is cached. */
-export function serviceCacheVersion(settings: unknown, maxWordsPerFile: number): string {
-  return cacheVersion({ settings, maxWordsPerFile });
+export function serviceCacheVersion(settings: unknown, maxWordsPerFile: number, format: string): string {
+  return cacheVersion({ settings, maxWordsPerFile, format });
 }
 
 /** Version of a cache: any change of format, schema or settings gives another. */
 export function cacheVersion(parts: unknown): string {
   return createHash('sha1')
-    .update(JSON.stringify({ format: CACHE_FORMAT, parts }))
+    .update(JSON.stringify({ format: CACHE_FORMAT, version: VERSION, parts }))
     .digest('hex');
 }
 

@@ -8,7 +8,10 @@ import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
 import {
+  duplicateDiagnostic,
   isIgnoredPath,
+  keepsId,
+  settleDuplicateIds,
   linkDiagnostic,
   loadBacklog,
   loadFile,
@@ -16,6 +19,12 @@ import {
   statFiles,
   walkBacklog,
 } from '../storage/backlog-store.js';
+import {
+  detectFormat,
+  nativeFormat,
+  type BacklogFormat,
+  type FormatName,
+} from '../storage/formats/detect.js';
 import { idKey } from '../storage/ids.js';
 import { lengthWithinWords, resourceUri } from '../storage/parse.js';
 import { isRelativeInside } from '../storage/root-path.js';
@@ -24,11 +33,12 @@ import { readIndexCache, writeIndexCache, type FileStat } from './index-cache.js
 import type { ItemStore } from './item-store.js';
 import type { Limits } from './limits.js';
 
-/** One file applied to or removed from the index. */
+/** One file applied to or removed from the index; `reload`: the backlog's config changed and every file was read again. */
 export interface BacklogChange {
-  kind: 'upsert' | 'remove';
+  kind: 'upsert' | 'remove' | 'reload';
   /** Relative to the backlog root. */
   path: string;
+  /** The item's id ('' for `reload`). */
   id: string;
 }
 
@@ -55,7 +65,10 @@ export interface IndexerOptions {
   limits: Limits;
   /** `.cache/index.bin`, or null for none. */
   cachePath: string | null;
-  cacheVersion: string;
+  /** The persisted index's version for a format signature (it is only valid for the format and config it was read with). */
+  cacheVersion: (formatSignature: string) => string;
+  /** Read the folder in this format instead of detecting it. */
+  format?: FormatName;
 }
 
 export class Indexer {
@@ -64,7 +77,9 @@ export class Indexer {
   private readonly index: OramaSearchService;
   private readonly semantic: SemanticSearch;
   private readonly limits: Limits;
-  private readonly cacheVersion: string;
+  private readonly versionFor: (formatSignature: string) => string;
+  private readonly forcedFormat: FormatName | undefined;
+  private currentFormat: BacklogFormat = nativeFormat;
   private cachePath: string | null;
   private cacheInfo: CacheInfo;
   private cacheDiagnostics: Diagnostic[] = [];
@@ -84,8 +99,18 @@ export class Indexer {
     this.semantic = options.semantic;
     this.limits = options.limits;
     this.cachePath = options.cachePath;
-    this.cacheVersion = options.cacheVersion;
+    this.versionFor = options.cacheVersion;
+    this.forcedFormat = options.format;
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
+  }
+
+  /** The format the files are read in (detected on each reload, and again when its config changes). */
+  get format(): BacklogFormat {
+    return this.currentFormat;
+  }
+
+  private get cacheVersion(): string {
+    return this.versionFor(this.currentFormat.signature);
   }
 
   /** What reading the files found, and what the persisted index said. */
@@ -102,8 +127,9 @@ export class Indexer {
    * (reading only the files that changed since), else by reading every file.
    */
   async reload(onProgress?: LoadProgress, { rebuild = false }: { rebuild?: boolean } = {}): Promise<void> {
+    this.currentFormat = await detectFormat(this.dir, this.forcedFormat);
     if (this.cachePath && !rebuild && (await this.reloadFromCache())) return;
-    const loaded = await loadBacklog(this.dir, (d, t) => onProgress?.('read', d, t));
+    const loaded = await loadBacklog(this.dir, this.currentFormat, (d, t) => onProgress?.('read', d, t));
     for (const item of loaded.items) this.applyWordBudget(item, loaded.diagnostics);
     this.fileDiagnostics = [...loaded.diagnostics, ...this.cacheDiagnostics];
     this.store.replaceAll(loaded.items);
@@ -170,16 +196,11 @@ export class Indexer {
       // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the
       // backlog a fresh build from the cached items plus the changed files is faster.
       const gone = new Set([...removed, ...changed]);
-      const fresh = await loadFiles(this.dir, changed);
+      const fresh = await loadFiles(this.dir, changed, this.currentFormat);
       for (const item of fresh.items) this.applyWordBudget(item, fresh.diagnostics);
       const kept = snapshot.items.filter((i) => !gone.has(i.path));
-      const keys = new Map(kept.map((i) => [idKey(i.id), i.path]));
-      for (const item of fresh.items) {
-        const owner = keys.get(idKey(item.id));
-        if (owner === undefined) continue;
-        fresh.diagnostics.push(duplicateDiagnostic(item, owner));
-        item.id = resourceUri(item.path);
-      }
+      const owners = new Map(kept.filter((i) => i.id !== resourceUri(i.path)).map((i) => [idKey(i.id), i]));
+      fresh.diagnostics.push(...settleDuplicateIds(fresh.items, owners));
       const items = [...kept, ...fresh.items];
       this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => !gone.has(d.path)), ...fresh.diagnostics];
       this.store.replaceAll(items);
@@ -213,8 +234,9 @@ export class Indexer {
   }
 
   private async applyLatest(relPath: string): Promise<BacklogItem | null> {
+    if (await this.reconfigured(relPath)) return null;
     const generation = this.touch(relPath);
-    const { item, diagnostics } = await loadFile(this.dir, relPath);
+    const { item, diagnostics } = await loadFile(this.dir, relPath, this.currentFormat);
     // A later apply or remove of this path started while this one read: the later one decides, and a
     // write that applied its own file (then overtaken by the watcher's apply of it) answers with that.
     if (this.generations.get(relPath) !== generation) {
@@ -234,10 +256,21 @@ export class Indexer {
       return null;
     }
     if (previous && previous !== item.id) this.removeItem(previous);
-    const owner = this.store.ownerOfKey(item.id);
-    if (owner && this.store.byId(owner)?.path !== relPath) {
-      this.fileDiagnostics.push(duplicateDiagnostic(item, this.store.byId(owner)!.path));
-      item.id = resourceUri(relPath);
+    const ownerId = this.store.ownerOfKey(item.id);
+    const owner = ownerId ? this.store.byId(ownerId) : undefined;
+    if (owner && owner.path !== relPath) {
+      if (keepsId(item, owner)) {
+        // The new file outranks the one that had the id (an active task beside its archived copy).
+        this.removeItem(owner.id);
+        this.fileDiagnostics.push(duplicateDiagnostic(owner, owner.id, relPath));
+        owner.id = resourceUri(owner.path);
+        this.store.put(owner);
+        this.index.upsert(this.store.toSearchDocument(owner));
+        this.semantic.upsert(owner).catch(() => undefined);
+      } else {
+        this.fileDiagnostics.push(duplicateDiagnostic(item, item.id, owner.path));
+        item.id = resourceUri(relPath);
+      }
     }
     const before = this.store.put(item);
     this.index.upsert(this.store.toSearchDocument(item));
@@ -248,8 +281,32 @@ export class Indexer {
     return item;
   }
 
+  /**
+   * When `relPath` is the backlog's config (or becomes one), the format is detected again and, if it
+   * changed, every file is read again in it. Returns true when `relPath` was handled that way.
+   */
+  async reconfigured(relPath: string): Promise<boolean> {
+    if (relPath !== this.currentFormat.configPath && relPath !== 'config.yml') return false;
+    const format = await detectFormat(this.dir, this.forcedFormat);
+    if (format.signature === this.currentFormat.signature) return format.configPath === relPath;
+    const before = new Set(this.store.ids());
+    await this.reload(undefined, { rebuild: true });
+    // Ids may have changed (a path became a task id): the vectors follow (cached chunks are not embedded again).
+    for (const item of this.store.values()) {
+      before.delete(item.id);
+      this.semantic.upsert(item).catch(() => undefined);
+    }
+    for (const id of before) this.semantic.remove(id);
+    this.emit({ kind: 'reload', path: relPath, id: '' });
+    return true;
+  }
+
   /** Forgets the file at `relPath` (deleted or renamed away). Returns whether an item was there. */
   removeFile(relPath: string): boolean {
+    if (relPath === this.currentFormat.configPath) {
+      void this.reconfigured(relPath);
+      return false;
+    }
     this.touch(relPath);
     this.applying.delete(relPath);
     this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
@@ -358,16 +415,6 @@ export class Indexer {
       this.cachePath = null;
     }
   }
-}
-
-function duplicateDiagnostic(item: BacklogItem, ownerPath: string): Diagnostic {
-  return {
-    level: 'warning',
-    path: item.path,
-    line: null,
-    code: 'duplicate_id',
-    message: `id ${item.id} is already used by ${ownerPath}; this file is addressed as ${resourceUri(item.path)}`,
-  };
 }
 
 /** What every cached item must look like before it is used (the cache is checked, not trusted). */

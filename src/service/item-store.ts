@@ -5,9 +5,9 @@
  */
 import { LinkGraph } from '../search/related.js';
 import type { SearchDocument } from '../search/types.js';
-import { idKey } from '../storage/ids.js';
+import { idKey, statusKey } from '../storage/ids.js';
 import { RESOURCE_URI_PREFIX } from '../storage/parse.js';
-import { STATUSES, searchableBody, type BacklogItem } from '../storage/types.js';
+import { searchableBody, type BacklogItem } from '../storage/types.js';
 
 /** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
 export function updatedMsOf(item: BacklogItem): number {
@@ -16,14 +16,34 @@ export function updatedMsOf(item: BacklogItem): number {
 
 const FILTER_FIELDS = new Set(['id', 'title', 'type', 'status', 'parent_id', 'tags', 'author']);
 
+/**
+ * HTML comments are not content (readers never see them), and Backlog.md marks every section with
+ * them (`<!-- SECTION:DESCRIPTION:BEGIN -->`): left in, their words would match every task.
+ */
+function withoutComments(markdown: string): string {
+  let open = markdown.indexOf('<!--');
+  if (open < 0) return markdown;
+  let out = '';
+  let from = 0;
+  // indexOf, not a lazy regex: a hostile body of many unclosed `<!--` stays linear.
+  while (open >= 0) {
+    const close = markdown.indexOf('-->', open + 4);
+    if (close < 0) break;
+    out += markdown.slice(from, open);
+    from = close + 3;
+    open = markdown.indexOf('<!--', from);
+  }
+  return out + markdown.slice(from);
+}
+
 export class ItemStore {
   private items = new Map<string, BacklogItem>();
   private byKey = new Map<string, string>();
   private byPath = new Map<string, string>();
   private kids = new Map<string, string[]>();
   private readonly indexedAt = new Map<string, number>();
-  /** Items per status as written, lower-cased (a filter value that no item has is an error). */
-  private readonly statusCounts = new Map<string, number>();
+  /** Items per status key (statusKey: any case and spacing), for the filter vocabulary. */
+  private readonly statusCounts = new Map<string, { count: number; spelling: string }>();
   private graph: LinkGraph | null = null;
 
   get size(): number {
@@ -83,11 +103,12 @@ export class ItemStore {
     return out;
   }
 
-  /** Our statuses and every status the backlog uses, lower-cased. */
-  statuses(): Set<string> {
-    const known = new Set<string>(STATUSES);
-    for (const [status, n] of this.statusCounts) if (n > 0) known.add(status);
-    return known;
+  /** `configured` statuses, then every other status an item has (in the spelling first seen). */
+  statusVocabulary(configured: readonly string[]): string[] {
+    const vocabulary = new Map(configured.map((s) => [statusKey(s), s]));
+    for (const [key, n] of this.statusCounts)
+      if (n.count > 0 && !vocabulary.has(key)) vocabulary.set(key, n.spelling);
+    return [...vocabulary.values()];
   }
 
   /** When the item was last put in the index (ms since the epoch). */
@@ -179,8 +200,9 @@ export class ItemStore {
     return {
       id: item.id,
       type: item.type,
+      state: item.state,
       title: item.title,
-      body: searchableBody(item),
+      body: withoutComments(searchableBody(item)),
       tags: item.tags,
       author: item.author,
       status: item.status,
@@ -201,8 +223,10 @@ export class ItemStore {
 
   private countStatus(item: BacklogItem, delta: number): void {
     if (!item.status) return;
-    const key = item.status.toLowerCase();
-    this.statusCounts.set(key, (this.statusCounts.get(key) ?? 0) + delta);
+    const key = statusKey(item.status);
+    const entry = this.statusCounts.get(key) ?? { count: 0, spelling: item.status };
+    entry.count += delta;
+    this.statusCounts.set(key, entry);
   }
 
   /** Takes an item out of the lookups, the tree and the status counts (not out of `items`). */

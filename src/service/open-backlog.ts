@@ -6,6 +6,7 @@ import { BacklogService } from './backlog-service.js';
 import type { EmbeddingProvider, TransformersOptions } from '../embeddings/index.js';
 import type { EmbedMissing } from '../embeddings/semantic-search.js';
 import type { HybridSettings } from '../search/hybrid.js';
+import type { FormatName } from '../storage/formats/detect.js';
 import type { Limits } from './limits.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
 import { removeWriteLeftovers } from '../storage/write-file.js';
@@ -50,6 +51,11 @@ export interface OpenBacklogOptions {
   limits?: Partial<Limits>;
   /** Where the persisted index goes (default `BACKLOG_CACHE_DIR`, else `<dir>/.cache`); `false` for none. */
   cacheDir?: string | false;
+  /**
+   * How the folder's files are read: `auto` (default) detects Backlog.md by its config.yml or its folder
+   * layout, else the native format; `native` or `backlog-md` skip detection (docs/formats.md).
+   */
+  format?: FormatName | 'auto';
   /** Read every file and rebuild the index even when the persisted one is valid. */
   rebuild?: boolean;
   onProgress?: (phase: 'read' | 'index', done: number, total: number) => void;
@@ -78,7 +84,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
     throw new BacklogError(
       'NOT_FOUND',
       `Backlog folder not found: ${dir}`,
-      'Pass --dir (or BACKLOG_DIR) pointing at a folder with tasks/ and resources/.',
+      'Pass --dir (or BACKLOG_DIR) pointing at the backlog folder (the one with tasks/; in a Backlog.md project, the one with config.yml).',
       { dir },
     );
   }
@@ -89,6 +95,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
     dir,
     search: options.search,
     limits: options.limits,
+    format: options.format === 'auto' ? undefined : options.format,
     cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),
     hybrid: options.hybrid,
     embeddings: {

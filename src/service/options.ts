@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BacklogError } from '../errors.js';
-import { ITEM_TYPES } from '../storage/types.js';
+import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
@@ -18,10 +18,19 @@ const typeValue = z.enum(ITEM_TYPES);
 
 /** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
 export const filterShape = {
-  types: oneOrMany(z.string()).pipe(z.array(typeValue)).optional().describe('task, epic, resource'),
+  types: oneOrMany(z.string())
+    .pipe(z.array(typeValue))
+    .optional()
+    .describe(
+      'task, epic, resource (any file that is not a task; Backlog.md: also document, decision, milestone)',
+    ),
   status: oneOrMany(z.string())
     .optional()
-    .describe('open, in_progress, blocked, done, cancelled (or any status used in the backlog)'),
+    .describe("the backlog's statuses, any case and spacing (listed by backlog_list)"),
+  state: oneOrMany(z.string())
+    .pipe(z.array(z.enum(TASK_STATES)))
+    .optional()
+    .describe('tasks that are active, completed, archived or draft (Backlog.md folders)'),
   parent_id: oneOrMany(z.string())
     .optional()
     .describe('items under these ids, at any depth, and the items themselves'),
@@ -170,6 +179,8 @@ function hintFor(field: string): string {
   switch (field) {
     case 'types':
       return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
+    case 'state':
+      return `Use one or more of: ${TASK_STATES.join(', ')}.`;
     case 'limit':
       return 'Pass limit as an integer from 1 to 100.';
     case 'offset':

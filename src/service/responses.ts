@@ -16,6 +16,8 @@ export interface ListResponse {
   results: ItemSummary[];
   total: number;
   counts_by_status: Record<string, number>;
+  /** The backlog's statuses: the configured ones in board order, then any other in use (any case and spacing matches). */
+  statuses: string[];
   next_offset?: number;
 }
 

@@ -1,4 +1,4 @@
-import type { BacklogItem, ItemType } from '../storage/types.js';
+import type { BacklogItem, ItemType, TaskState } from '../storage/types.js';
 
 /** The short form of an item that lists and write results return. */
 export interface ItemSummary {
@@ -10,6 +10,8 @@ export interface ItemSummary {
   path: string;
   tags: string[];
   updated_at: string | null;
+  /** Backlog.md: active, completed, archived or draft (the task's folder); null for documents. */
+  state: TaskState | null;
 }
 
 export function summarize(item: BacklogItem): ItemSummary {
@@ -22,5 +24,6 @@ export function summarize(item: BacklogItem): ItemSummary {
     path: item.path,
     tags: item.tags,
     updated_at: item.updated_at,
+    state: item.state,
   };
 }

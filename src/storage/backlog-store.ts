@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { nativeFormat, type BacklogFormat } from './formats/detect.js';
 import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
 import { idKey } from './ids.js';
@@ -82,6 +83,7 @@ export function linkDiagnostic(path: string): Diagnostic {
 export async function loadFile(
   root: string,
   relPath: string,
+  format: BacklogFormat = nativeFormat,
 ): Promise<{ item: BacklogItem | null; diagnostics: Diagnostic[] }> {
   try {
     const { bytes, stats, complete } = await readInsideRoot(root, relPath, MAX_FILE_BYTES);
@@ -93,7 +95,11 @@ export async function loadFile(
       );
     if (bytes.subarray(0, 8192).includes(0))
       return fileDiagnostic(relPath, 'binary_file', 'looks binary (NUL bytes); not indexed');
-    return parseFile({ path: relPath, size: stats.size, mtime_ms: stats.mtimeMs }, bytes.toString('utf8'));
+    return parseFile(
+      { path: relPath, size: stats.size, mtime_ms: stats.mtimeMs },
+      bytes.toString('utf8'),
+      format,
+    );
   } catch (err) {
     if (isBacklogError(err) && err.code === 'FORBIDDEN_PATH')
       return err.details.reason === 'link'
@@ -108,43 +114,77 @@ export async function loadFile(
 /** Loads the whole backlog. Duplicate ids are reported; the later file stays searchable under its path. */
 export async function loadBacklog(
   root: string,
+  format: BacklogFormat = nativeFormat,
   onProgress?: (done: number, total: number) => void,
 ): Promise<LoadResult> {
   const { files, links } = await walkBacklog(root);
-  const loaded = await loadFiles(root, files, onProgress);
+  const loaded = await loadFiles(root, files, format, onProgress);
+  loaded.diagnostics.unshift(...format.configDiagnostics);
   loaded.diagnostics.push(...links.map(linkDiagnostic));
   return loaded;
+}
+
+const STATE_RANK: Record<string, number> = { active: 0, completed: 1, draft: 2, archived: 3 };
+const rank = (item: BacklogItem) => (item.state ? STATE_RANK[item.state] : 0);
+
+/**
+ * Which of two files that claim one id keeps it: the one in the livelier state (active, completed,
+ * draft, archived: Backlog.md's own order when it looks a task up), then the first in path order.
+ */
+export function keepsId(a: BacklogItem, b: BacklogItem): boolean {
+  return rank(a) !== rank(b) ? rank(a) < rank(b) : a.path < b.path;
+}
+
+/** The file that lost its id to `ownerPath`, addressed by its path from now on. An archived copy is only a note. */
+export function duplicateDiagnostic(item: BacklogItem, writtenId: string, ownerPath: string): Diagnostic {
+  return {
+    level: item.state === 'archived' ? 'info' : 'warning',
+    path: item.path,
+    line: null,
+    code: 'duplicate_id',
+    message: `id ${writtenId} is already used by ${ownerPath}; this file is addressed as ${resourceUri(item.path)}`,
+  };
+}
+
+/**
+ * Gives each id to one item (keepsId); the others are addressed by their path (`item.id` changed in
+ * place), each with a diagnostic. `owners` holds the items that already have their ids, by idKey.
+ */
+export function settleDuplicateIds(
+  items: BacklogItem[],
+  owners = new Map<string, BacklogItem>(),
+): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const item of items) {
+    const key = idKey(item.id);
+    const owner = owners.get(key);
+    if (!owner) {
+      owners.set(key, item);
+      continue;
+    }
+    const [keeper, loser] = keepsId(item, owner) ? [item, owner] : [owner, item];
+    diagnostics.push(duplicateDiagnostic(loser, loser.id, keeper.path));
+    loser.id = resourceUri(loser.path);
+    owners.set(key, keeper);
+  }
+  return diagnostics;
 }
 
 /** Loads these files (paths relative to `root`), with the same duplicate-id rule as loadBacklog. */
 export async function loadFiles(
   root: string,
   paths: string[],
+  format: BacklogFormat = nativeFormat,
   onProgress?: (done: number, total: number) => void,
 ): Promise<LoadResult> {
   const items: BacklogItem[] = [];
   const diagnostics: Diagnostic[] = [];
-  const loaded = await mapLimit(paths, 32, (p) => loadFile(root, p), onProgress);
-  const seen = new Map<string, string>();
+  const loaded = await mapLimit(paths, 32, (p) => loadFile(root, p, format), onProgress);
   for (const { item, diagnostics: d } of loaded) {
     diagnostics.push(...d);
-    if (!item) continue;
-    const key = idKey(item.id);
-    const first = seen.get(key);
-    if (first !== undefined) {
-      diagnostics.push({
-        level: 'warning',
-        path: item.path,
-        line: null,
-        code: 'duplicate_id',
-        message: `id ${item.id} is already used by ${first}; this file is addressed as ${resourceUri(item.path)}`,
-      });
-      item.id = resourceUri(item.path);
-    } else {
-      seen.set(key, item.path);
-    }
-    items.push(item);
+    if (item) items.push(item);
   }
+  diagnostics.push(...settleDuplicateIds(items));
   return { items, diagnostics, files: paths.length };
 }
 

@@ -159,9 +159,10 @@ function errorLine(err: unknown): number | null {
 
 /**
  * Splits `text` into front matter and content. Never throws and never runs code: a block that is
- * refused, unreadable or over a limit comes back as `error`, with `data` empty.
+ * refused, unreadable or over a limit comes back as `error`, with `data` empty. `prepareYaml` may
+ * rewrite a YAML block before it is parsed, line for line (a backlog format's own reading rules).
  */
-export function parseFrontmatter(text: string): ParsedFrontmatter {
+export function parseFrontmatter(text: string, prepareYaml?: (block: string) => string): ParsedFrontmatter {
   const language = openingLanguage(text);
   if (language === null) return { data: {}, content: text, block: '' };
   if (!READABLE.has(language))
@@ -178,7 +179,13 @@ export function parseFrontmatter(text: string): ParsedFrontmatter {
   let parsed: { data: unknown; content: string; matter?: string };
   try {
     // Options bypass gray-matter's module-level cache, which would keep every file forever.
-    parsed = matter(text, { engines: ENGINES, excerpt: false } as never);
+    const engines = prepareYaml
+      ? {
+          ...ENGINES,
+          yaml: { ...ENGINES.yaml, parse: (block: string) => parseYamlSafely(prepareYaml(block)) },
+        }
+      : ENGINES;
+    parsed = matter(text, { engines, excerpt: false } as never);
   } catch (err) {
     const block = rawBlock(text);
     if (err instanceof LimitError)
@@ -209,6 +216,22 @@ function rawBlock(withBom: string): { block: string; content: string } {
   const m = /^---[^\r\n]*\r?\n([\s\S]*?)(?:\r?\n---[^\r\n]*(?:\r?\n|$)|$)/.exec(text);
   if (!m) return { block: '', content: text };
   return { block: m[1], content: text.slice(m[0].length) };
+}
+
+/**
+ * A YAML file read as data (a backlog's config.yml), with the same limits as front matter. Never
+ * throws: a file that is not a YAML map, or over a limit, comes back as `error`.
+ */
+export function parseYamlFile(text: string): { data: Record<string, unknown>; error?: string } {
+  try {
+    const data = parseYamlSafely(text);
+    if (data === null || data === undefined) return { data: {} };
+    if (typeof data !== 'object' || Array.isArray(data) || data instanceof Date)
+      return { data: {}, error: 'not a map of settings' };
+    return { data: data as Record<string, unknown> };
+  } catch (err) {
+    return { data: {}, error: (err as Error).message.split('\n')[0] };
+  }
 }
 
 /** Front matter and content as a file (YAML), for writes. */

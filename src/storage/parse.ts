@@ -1,6 +1,12 @@
+import { FRONTMATTER_EXTENSIONS, baseName, fileType } from './file-names.js';
+import { nativeFormat } from './formats/native.js';
+import type { BacklogFormat, Flag } from './formats/types.js';
 import { parseFrontmatter } from './frontmatter.js';
-import { FIELD_ALIASES, ITEM_ID, taskFrontmatterSchema } from './schema.js';
+import { FIELD_ALIASES, ITEM_ID } from './schema.js';
 import type { BacklogItem, Diagnostic, ItemType } from './types.js';
+import { asList, asText } from './values.js';
+
+export { fileType };
 
 /** Extensions read as text resources; anything else under the root is ignored. */
 export const TEXT_EXTENSIONS = new Set([
@@ -29,7 +35,6 @@ export const TEXT_EXTENSIONS = new Set([
   'sql',
   'sh',
 ]);
-const FRONTMATTER_EXTENSIONS = new Set(['md', 'mdx', 'markdown']);
 export const RESOURCE_URI_PREFIX = 'mcp://backlog/';
 
 export interface FileFacts {
@@ -48,36 +53,9 @@ export function resourceUri(path: string): string {
   return RESOURCE_URI_PREFIX + path;
 }
 
-export function fileType(path: string): string {
-  const base = path.slice(path.lastIndexOf('/') + 1);
-  const dot = base.lastIndexOf('.');
-  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
-}
-
-/** Tasks and epics live in `tasks/` (any depth); every other text file is a resource. */
-export function isTaskPath(path: string): boolean {
-  return path.startsWith('tasks/') && FRONTMATTER_EXTENSIONS.has(fileType(path));
-}
-
-/** YAML gives dates as Date objects and numbers as numbers; we keep text as text. */
-function asText(value: unknown): string | null {
-  if (value === null || value === undefined || value === '') return null;
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (Array.isArray(value)) return value.map(asText).filter(Boolean).join(', ') || null;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-function asList(value: unknown): string[] {
-  if (value === null || value === undefined || value === '') return [];
-  if (Array.isArray(value)) return value.map(asText).filter((v): v is string => v !== null);
-  const text = asText(value);
-  return text
-    ? text
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : [];
+function firstHeading(body: string): string | null {
+  const m = /^#\s+(.+?)\s*#*\s*$/m.exec(body);
+  return m ? m[1].trim() : null;
 }
 
 function pick(fm: Record<string, unknown>, field: string): unknown {
@@ -85,53 +63,24 @@ function pick(fm: Record<string, unknown>, field: string): unknown {
   return undefined;
 }
 
-function firstHeading(body: string): string | null {
-  const m = /^#\s+(.+?)\s*#*\s*$/m.exec(body);
-  return m ? m[1].trim() : null;
-}
-
-function baseName(path: string): string {
-  const base = path.slice(path.lastIndexOf('/') + 1);
-  const dot = base.lastIndexOf('.');
-  return dot > 0 ? base.slice(0, dot) : base;
-}
-
-/** `TASK-0003-login.md` -> `TASK-0003`; Backlog.md's `task-12 - Title.md` -> `task-12`. */
-function idFromFileName(path: string): string | null {
-  const m = /^((?:task|epic)-\d+(?:\.\d+)*)/i.exec(baseName(path));
-  return m ? m[1] : null;
-}
-
-const KNOWN_FIELDS = new Set([
-  'id',
-  'title',
-  'type',
-  'status',
-  'author',
-  'assignee',
-  'priority',
-  ...Object.values(FIELD_ALIASES).flat(),
-]);
-
 /**
- * Parses one file. Lenient: values outside our schema are kept as written and flagged; only a file
- * whose frontmatter cannot be parsed at all is skipped (reported, never rewritten).
+ * Parses one file as `format` reads it. Lenient: values outside the format's schema are kept as
+ * written and flagged; a file whose front matter cannot be parsed is reported and still indexed from a
+ * line-by-line reading (never rewritten). Returns no item for a file the format does not index.
  */
-export function parseFile(facts: FileFacts, text: string): ParseResult {
+export function parseFile(facts: FileFacts, text: string, format: BacklogFormat = nativeFormat): ParseResult {
   const diagnostics: Diagnostic[] = [];
   const { path } = facts;
+  const role = format.roleOf(path);
+  if (!role) return { item: null, diagnostics };
   const type = fileType(path);
-  const flag = (
-    code: string,
-    message: string,
-    level: Diagnostic['level'] = 'warning',
-    line: number | null = null,
-  ) => diagnostics.push({ level, path, line, code, message });
+  const flag: Flag = (code, message, level = 'warning', line = null) =>
+    diagnostics.push({ level, path, line, code, message });
 
   let fm: Record<string, unknown> = {};
   let body = text;
   if (FRONTMATTER_EXTENSIONS.has(type)) {
-    const parsed = parseFrontmatter(text);
+    const parsed = parseFrontmatter(text, format.prepareFrontmatter);
     fm = parsed.data;
     body = parsed.content;
     const error = parsed.error;
@@ -149,44 +98,37 @@ export function parseFile(facts: FileFacts, text: string): ParseResult {
     }
   }
 
-  const isTask = isTaskPath(path);
   const folder = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
   const title =
     asText(fm.title) ?? (FRONTMATTER_EXTENSIONS.has(type) ? firstHeading(body) : null) ?? baseName(path);
   let id: string;
-  let itemType: ItemType = 'resource';
-  if (isTask) {
-    const written = asText(fm.id) ?? idFromFileName(path);
+  let itemType: ItemType = role.type;
+  if (role.type === 'task') {
+    const written = asText(fm.id) ?? format.idFromFileName(path);
     if (!written) flag('missing_id', 'task has no id in frontmatter or file name; addressed by its path');
     id = written ?? resourceUri(path);
-    const declared = asText(fm.type)?.toLowerCase();
-    itemType = declared === 'epic' || (!declared && /^epic-/i.test(id)) ? 'epic' : 'task';
-    checkTaskSchema(fm, flag);
+    if (format.isEpic(fm, id)) itemType = 'epic';
+    format.checkTask(fm, flag);
   } else {
-    id = resourceUri(path);
+    // Backlog.md's documents, decisions and milestones carry ids of their own (`doc-001`, `m-6`).
+    id = (role.type !== 'resource' && asText(fm.id)) || resourceUri(path);
   }
 
-  const extra: string[] = [];
-  for (const [key, value] of Object.entries(fm)) {
-    if (!KNOWN_FIELDS.has(key)) {
-      const t = asText(value);
-      if (t) extra.push(t);
-    }
-  }
-
+  const status = asText(fm.status);
   const item: BacklogItem = {
     id,
     type: itemType,
+    state: role.state,
     title,
-    status: asText(fm.status),
+    status: status === null ? null : format.canonicalStatus(status),
     parent_id: asText(pick(fm, 'parent_id')),
     tags: asList(pick(fm, 'tags')),
-    author: asText(fm.author),
+    author: asText(pick(fm, 'author')),
     assignee: asText(fm.assignee),
     priority: asText(fm.priority),
-    references: asList(pick(fm, 'references')),
-    created_at: asText(pick(fm, 'created_at')),
-    updated_at: asText(pick(fm, 'updated_at')),
+    references: [...new Set(FIELD_ALIASES.references.flatMap((name) => asList(fm[name])))],
+    created_at: format.dateText(pick(fm, 'created_at')),
+    updated_at: format.dateText(pick(fm, 'updated_at')),
     body,
     path,
     folder,
@@ -208,21 +150,6 @@ function readFrontmatterLines(block: string): Record<string, unknown> {
   return { ...fm };
 }
 
-/** Flags each value of a task's frontmatter that is outside our schema. */
-function checkTaskSchema(fm: Record<string, unknown>, flag: (code: string, message: string) => void): void {
-  // Dates come from YAML as Date objects; compare them as the ISO text we would write.
-  const normalized: Record<string, unknown> = { ...fm };
-  for (const key of ['created_at', 'updated_at'])
-    if (fm[key] instanceof Date) normalized[key] = asText(fm[key]);
-  const result = taskFrontmatterSchema.safeParse(normalized);
-  if (result.success) return;
-  for (const issue of result.error.issues) {
-    const field = issue.path.join('.') || 'frontmatter';
-    const value = field in fm ? JSON.stringify(asText(fm[field])) : 'missing';
-    flag(`invalid_${field}`, `${field} ${value} is outside the schema (${issue.message}); kept as written`);
-  }
-}
-
 export { ITEM_ID };
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
@@ -240,3 +167,4 @@ export function lengthWithinWords(text: string, maxWords: number): number {
   }
   return text.length;
 }
+export { isNativeTaskPath as isTaskPath } from './formats/native.js';

@@ -33,6 +33,7 @@ export type TaskFrontmatter = z.infer<typeof taskFrontmatterSchema>;
 /** Frontmatter names other tools use for our fields (Backlog.md among them), read as ours. */
 export const FIELD_ALIASES: Record<string, string[]> = {
   tags: ['tags', 'labels'],
+  author: ['author', 'reporter'],
   parent_id: ['parent_id', 'parent', 'parent_task_id'],
   references: ['references', 'dependencies'],
   created_at: ['created_at', 'created_date', 'created'],

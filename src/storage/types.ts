@@ -1,5 +1,16 @@
-export const ITEM_TYPES = ['task', 'epic', 'resource'] as const;
+/**
+ * What an item is. `task`, `epic` and `resource` (any other text file) in every backlog; a Backlog.md
+ * backlog adds its own kinds of document: `document` (docs/, readme.md), `decision`, `milestone`.
+ */
+export const ITEM_TYPES = ['task', 'epic', 'resource', 'document', 'decision', 'milestone'] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
+
+/**
+ * Where a task stands in its backlog's life cycle, from the folder it is in: `active` (tasks/),
+ * `completed` (Backlog.md's completed/), `archived` (archive/), `draft` (drafts/). Null for documents.
+ */
+export const TASK_STATES = ['active', 'completed', 'archived', 'draft'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
 
 export const STATUSES = ['open', 'in_progress', 'blocked', 'done', 'cancelled'] as const;
 export type Status = (typeof STATUSES)[number];
@@ -9,6 +20,8 @@ export interface BacklogItem {
   /** `TASK-0001` / `EPIC-0001` for tasks and epics (as written), `mcp://backlog/<path>` for resources. */
   id: string;
   type: ItemType;
+  /** See TaskState; null for documents and resources. */
+  state: TaskState | null;
   title: string;
   status: string | null;
   parent_id: string | null;
@@ -45,7 +58,8 @@ export function searchableBody(item: BacklogItem): string {
   return item.searchable_chars === undefined ? item.body : item.body.slice(0, item.searchable_chars);
 }
 
-export type DiagnosticLevel = 'error' | 'warning';
+/** `error`: the file could not be read as written; `warning`: read, but something in it is off; `info`: a note. */
+export type DiagnosticLevel = 'error' | 'warning' | 'info';
 
 /** Something about a file that did not fit: reported, never fixed behind the user's back. */
 export interface Diagnostic {

@@ -143,6 +143,8 @@ export interface Health {
   version: string;
   items: number;
   search_mode: string;
+  /** How the folder is read: `native` or `backlog-md`, with its statuses in board order. */
+  format: { name: string; project: string | null; statuses: string[]; task_prefix: string };
 }
 
 export function health(): Promise<Health> {

@@ -5,6 +5,7 @@
 export const SPOTLIGHT_LIMIT = 20;
 export const SEARCH_DEBOUNCE_MS = 120;
 
+/** The type chips: tasks, epics, and docs (`resource`: the server reads it as every kind of document). */
 export type SpotlightType = 'task' | 'epic' | 'resource';
 
 export function spotlightParams(query: string, types: SpotlightType[], sort: 'relevant' | 'recent') {

@@ -3,7 +3,7 @@
  * imported from the server (whose type graph pulls in Node-only code); `test/viewer-types.test.ts`
  * checks at compile time that the server's types still provide every field listed here.
  */
-export type ItemType = 'task' | 'epic' | 'resource';
+export type ItemType = 'task' | 'epic' | 'resource' | 'document' | 'decision' | 'milestone';
 
 export interface ItemSummary {
   id: string;
@@ -15,6 +15,8 @@ export interface ItemSummary {
   path: string;
   tags: string[];
   updated_at: string | null;
+  /** Backlog.md: active, completed, archived or draft (from the task's folder); null for documents. */
+  state: string | null;
 }
 
 export interface Snippet {
@@ -49,6 +51,8 @@ export interface ListResponse {
   results: ItemSummary[];
   total: number;
   counts_by_status: Record<string, number>;
+  /** The backlog's statuses: the configured ones in board order, then any other in use. */
+  statuses: string[];
   next_offset?: number;
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BacklogService } from '../../service/backlog-service.js';
 import { resourceUri } from '../../storage/parse.js';
-import { kindOf } from '../format.js';
+import { exampleId, kindOf } from '../format.js';
 import { output, nullableString } from '../shapes.js';
 import { READ_ONLY, parseStrict, type ToolSpec } from '../tool.js';
 
@@ -15,7 +15,9 @@ export function getMetadataTool(service: BacklogService): ToolSpec {
   return {
     title: 'Get item metadata',
     description:
-      'File facts and links of one item, without its content: path, file name and type, size, modified and indexed times, the whole frontmatter, parent, children and references. Missing values are null, never absent. Example: {"id": "TASK-0001"}',
+      'File facts and links of one item, without its content: path, file name and type, size, modified and indexed times, the whole frontmatter, parent, children and references. Missing values are null, never absent. Example: {"id": "' +
+      exampleId(service) +
+      '"}',
     strict: metadataInputSchema,
     output: output({
       metadata: z

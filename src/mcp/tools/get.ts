@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BacklogError, errors } from '../../errors.js';
 import type { BacklogService } from '../../service/backlog-service.js';
 import { oneOrMany } from '../../service/options.js';
-import { itemText, itemView } from '../format.js';
+import { exampleId, itemText, itemView } from '../format.js';
 import { errorShape, itemShape, output } from '../shapes.js';
 import { READ_ONLY, parseStrict, type ToolSpec } from '../tool.js';
 
@@ -37,8 +37,8 @@ export function getTool(service: BacklogService): ToolSpec {
   return {
     title: 'Get backlog items',
     description:
-      'Content and fields of one item or a list: task/epic ids (TASK-0001), resource URIs (mcp://backlog/resources/...) or paths, as returned by backlog_search. In a list, an unknown id gets its own NOT_FOUND entry and the others are returned; a single unknown id is a NOT_FOUND error. ' +
-      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut with truncated: true; read on with content_offset. Example: {"ids": ["TASK-0001", "EPIC-0001"]}`,
+      `Content and fields of one item or a list: task ids (${exampleId(service)}), resource URIs (mcp://backlog/<path>) or paths, as returned by backlog_search. In a list, an unknown id gets its own NOT_FOUND entry and the others are returned; a single unknown id is a NOT_FOUND error. ` +
+      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut with truncated: true; read on with content_offset. Example: {"ids": ["${exampleId(service)}"]}`,
     strict: getInputSchema,
     output: output({
       items: z

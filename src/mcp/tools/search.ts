@@ -23,7 +23,7 @@ export function searchTool(service: BacklogService): ToolSpec {
     title: 'Search the backlog',
     description:
       'Full-text search over tasks, epics and resource documents, ranked by relevance (or sort: "recent"). Filters (status, types, tags, parent_id, author, path, folder, file_type) take a value or a list; lists OR, filters AND. Returns up to `limit` (default 20) results with a snippet each; pass result ids to backlog_get for the content. Use next_offset to page. include_content adds each content (cut at ' +
-      `${SEARCH_CONTENT_CAP} characters). Example: {"query": "login rate limit", "status": ["open", "in_progress"], "limit": 5}`,
+      `${SEARCH_CONTENT_CAP} characters). Example: ${JSON.stringify({ query: 'login rate limit', status: service.format.config.statuses.slice(0, 2), limit: 5 })}`,
     strict: searchOptionsSchema,
     output: output({
       results: z.array(searchResultShape).optional(),
@@ -53,7 +53,7 @@ export function searchTool(service: BacklogService): ToolSpec {
       for (const w of res.warnings ?? []) lines.push(`warning: ${w}`);
       for (const r of results)
         lines.push(
-          `${r.id} [${kindOf(r)}] ${r.title}${r.snippet.text ? ` — ${oneLine(r.snippet.text)}` : ''}`,
+          `${r.id} [${kindOf(r)}]${r.match === 'semantic' ? ' [semantic]' : ''} ${r.title}${r.snippet.text ? ` — ${oneLine(r.snippet.text)}` : ''}`,
         );
       return { structured: { ...res, results }, text: lines.join('\n') };
     },

@@ -13,7 +13,7 @@ import {
   type UrlState,
   type View,
 } from '../state.js';
-import { onNavigate } from './common.js';
+import { isTaskLike, onNavigate } from './common.js';
 import { DetailPanel } from './detail.js';
 import {
   AutoIcon,
@@ -65,13 +65,18 @@ const LIVE_TEXT: Record<Live, string> = {
 function Filters({
   state,
   all,
+  order,
   shownCount,
 }: {
   state: UrlState;
   all: ItemSummary[];
+  /** Statuses in board order. */
+  order: string[];
   shownCount: number | null;
 }) {
-  const inTypes = (i: ItemSummary) => !state.types.length || state.types.includes(i.type);
+  // The Docs chip (`resource`) stands for every kind of document.
+  const inTypes = (i: ItemSummary) =>
+    !state.types.length || state.types.includes(isTaskLike(i.type) ? (i.type as ItemType) : 'resource');
   const statuses = useMemo(() => {
     const counts = new Map<string, { status: string; n: number }>();
     for (const i of all) {
@@ -81,8 +86,12 @@ function Filters({
       e.n++;
       counts.set(k, e);
     }
-    return [...counts.values()].sort((a, b) => statusRank(a.status) - statusRank(b.status));
-  }, [all, state.types.join(',')]);
+    const position = (s: string) => {
+      const i = order.findIndex((o) => statusKey(o) === statusKey(s));
+      return i >= 0 ? i : order.length + statusRank(s);
+    };
+    return [...counts.values()].sort((a, b) => position(a.status) - position(b.status));
+  }, [all, state.types.join(','), order]);
   const epics = useMemo(() => all.filter((i) => i.type === 'epic'), [all]);
   const tags = useMemo(() => {
     const counts = new Map<string, number>();
@@ -197,12 +206,15 @@ export function App() {
     },
     [byId, byPath],
   );
+  // The configured statuses in board order (Backlog.md's config.yml), then any other a task has.
   const statuses = useMemo(
     () =>
-      [...new Set((all ?? []).filter((i) => i.type !== 'resource').map((i) => i.status))].filter(
-        (s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i,
-      ),
-    [all],
+      [
+        // A Backlog.md board follows config.yml; the native format's board keeps the workflow order.
+        ...(info?.format.name === 'backlog-md' ? info.format.statuses : []),
+        ...(all ?? []).filter((i) => isTaskLike(i.type) && i.status).map((i) => i.status as string),
+      ].filter((s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i),
+    [all, info],
   );
 
   const spotlightOpen = state.q !== null;
@@ -302,7 +314,7 @@ export function App() {
           <ThemeButton />
         </header>
         {state.view !== 'files' && all && (
-          <Filters state={state} all={all} shownCount={shown?.length ?? null} />
+          <Filters state={state} all={all} order={statuses} shownCount={shown?.length ?? null} />
         )}
         <main class="main" id="content">
           <div class="view" aria-busy={!visible}>
@@ -314,7 +326,13 @@ export function App() {
             )}
             {!visible && !error && <div class="skeleton list" aria-label="Loading" />}
             {visible && state.view === 'list' && (
-              <ListView items={visible} byId={byId} selected={selected} flashed={flashed} />
+              <ListView
+                items={visible}
+                byId={byId}
+                selected={selected}
+                flashed={flashed}
+                statuses={statuses}
+              />
             )}
             {visible && state.view === 'board' && (
               <BoardView

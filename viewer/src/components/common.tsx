@@ -23,11 +23,25 @@ export function StatusPill({ status }: { status: string | null }) {
   );
 }
 
+const TYPE_NAMES: Record<string, string> = {
+  task: 'Task',
+  epic: 'Epic',
+  resource: 'Doc',
+  document: 'Doc',
+  decision: 'Decision',
+  milestone: 'Milestone',
+};
+
+/** Tasks and epics have statuses and a board column; every other kind is a document. */
+export function isTaskLike(type: string): boolean {
+  return type === 'task' || type === 'epic';
+}
+
 export function TypeBadge({ type }: { type: string }) {
   return (
     <span class={`type-badge type-${type}`}>
       <TypeIcon type={type} size={13} />
-      {type === 'epic' ? 'Epic' : type === 'resource' ? 'Doc' : 'Task'}
+      {TYPE_NAMES[type] ?? 'Doc'}
     </span>
   );
 }

@@ -114,6 +114,6 @@ export const LinkIcon = (p: P) => (
 
 export function TypeIcon({ type, size }: { type: string; size?: number }) {
   if (type === 'epic') return <EpicIcon size={size} class="t-epic" />;
-  if (type === 'resource') return <DocIcon size={size} class="t-resource" />;
-  return <TaskIcon size={size} class="t-task" />;
+  if (type === 'task') return <TaskIcon size={size} class="t-task" />;
+  return <DocIcon size={size} class="t-resource" />;
 }

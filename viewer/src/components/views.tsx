@@ -3,7 +3,7 @@ import { useMemo } from 'preact/hooks';
 import { itemRef, type ItemSummary } from '../api.js';
 import { relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
 import { getState, hrefFor } from '../state.js';
-import { ItemLink, Tags, onNavigate, shortId } from './common.js';
+import { ItemLink, Tags, isTaskLike, onNavigate, shortId } from './common.js';
 import { FolderIcon, TypeIcon } from './icons.js';
 
 export interface Group {
@@ -12,10 +12,19 @@ export interface Group {
   items: ItemSummary[];
 }
 
-/** Items grouped by status (case and spacing folded), in workflow order. */
-export function groupByStatus(items: ItemSummary[], extraStatuses: (string | null)[] = []): Group[] {
+/**
+ * Items grouped by status (case and spacing folded). The `order` statuses (the backlog's configured
+ * ones) come first, in their order, then the others in workflow order; `columns` are shown even when
+ * no item has them (the board).
+ */
+export function groupByStatus(
+  items: ItemSummary[],
+  { order = [], columns = [] }: { order?: string[]; columns?: (string | null)[] } = {},
+): Group[] {
   const groups = new Map<string, Group>();
-  for (const s of extraStatuses) {
+  const position = new Map(order.map((s, i) => [statusKey(s), i]));
+  const rank = (g: Group) => position.get(g.key) ?? order.length + statusRank(g.status);
+  for (const s of columns) {
     const key = statusKey(s);
     if (!groups.has(key)) groups.set(key, { key, status: s, items: [] });
   }
@@ -25,13 +34,13 @@ export function groupByStatus(items: ItemSummary[], extraStatuses: (string | nul
     if (!g) groups.set(key, (g = { key, status: item.status, items: [] }));
     g.items.push(item);
   }
-  return [...groups.values()].sort(
-    (a, b) => statusRank(a.status) - statusRank(b.status) || a.key.localeCompare(b.key),
-  );
+  return [...groups.values()].sort((a, b) => rank(a) - rank(b) || a.key.localeCompare(b.key));
 }
 
 interface ViewProps {
   items: ItemSummary[];
+  /** The backlog's statuses in board order (GET /tasks). */
+  statuses: string[];
   byId: Map<string, ItemSummary>;
   selected: string;
   flashed: Set<string>;
@@ -56,8 +65,8 @@ function rowClass(item: ItemSummary, selected: string, flashed: Set<string>): st
   ].join(' ');
 }
 
-export function ListView({ items, byId, selected, flashed }: ViewProps) {
-  const groups = useMemo(() => groupByStatus(items), [items]);
+export function ListView({ items, byId, selected, flashed, statuses }: ViewProps) {
+  const groups = useMemo(() => groupByStatus(items, { order: statuses }), [items, statuses]);
   return (
     <div class="list-view">
       {groups.map((g) => (
@@ -91,14 +100,11 @@ export function ListView({ items, byId, selected, flashed }: ViewProps) {
   );
 }
 
-export function BoardView({
-  items,
-  byId,
-  selected,
-  flashed,
-  statuses,
-}: ViewProps & { statuses: (string | null)[] }) {
-  const groups = useMemo(() => groupByStatus(items, statuses), [items, statuses]);
+export function BoardView({ items, byId, selected, flashed, statuses }: ViewProps) {
+  const groups = useMemo(
+    () => groupByStatus(items, { order: statuses, columns: statuses }),
+    [items, statuses],
+  );
   return (
     <div class="board">
       {groups.map((g) => (
@@ -222,7 +228,7 @@ export function FilesView({
   selected: string;
   flashed: Set<string>;
 }) {
-  const tree = useMemo(() => buildTree(items.filter((i) => i.type === 'resource')), [items]);
+  const tree = useMemo(() => buildTree(items.filter((i) => !isTaskLike(i.type))), [items]);
   if (!tree.files.length && !tree.folders.size)
     return <p class="empty">No resource files in this backlog: documents go anywhere outside tasks/.</p>;
   return (
