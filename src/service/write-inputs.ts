@@ -4,7 +4,7 @@
  * backlog (WriteTarget: BacklogService gives it, and nothing here imports the service back).
  */
 import { z } from 'zod';
-import { BacklogError } from '../errors.js';
+import { BacklogError, errors } from '../errors.js';
 import { MAX_FILE_BYTES } from '../storage/backlog-store.js';
 import { PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
 import { STATUSES, type BacklogItem } from '../storage/types.js';
@@ -177,6 +177,12 @@ export function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.ou
   const issue = parsed.error.issues[0];
   if (issue.code === 'unrecognized_keys') throw toBacklogError(parsed.error, Object.keys(schema.shape));
   const field = String(issue.path[0] ?? 'input');
+  if (issue.code === 'too_big' && issue.origin === 'string' && Number(issue.maximum) >= MAX_FILE_BYTES)
+    throw errors.inputTooLarge(
+      field,
+      `${issue.message} (characters)`,
+      `Keep one write under ${MAX_FILE_BYTES} bytes; split the content over several files.`,
+    );
   const missing = issue.code === 'invalid_type' && issue.message.includes('undefined');
   const values = issue.code === 'invalid_value' ? issue.values.map(String).join(', ') : '';
   const hint = FIELD_HINTS[field] ?? (values ? `Use one of: ${values}.` : `Check the value of "${field}".`);

@@ -4,14 +4,18 @@
  * index before the call returns. Only the file being written is ever touched.
  */
 import { stat, unlink } from 'node:fs/promises';
-import { BacklogError, errors, isBacklogError } from '../errors.js';
-import { MAX_FILE_BYTES, isIgnoredPath, writeFileAtomic } from '../storage/backlog-store.js';
-import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
+import type { Stats } from 'node:fs';
+import { BacklogError, errors } from '../errors.js';
+import { isIgnoredPath } from '../storage/backlog-store.js';
+import { editFrontMatter, parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
 import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri } from '../storage/parse.js';
 import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
 import { FIELD_ALIASES } from '../storage/schema.js';
-import { createFileExclusive } from '../storage/write-file.js';
-import { allocateId, slugify, stateOf } from './id-allocation.js';
+import { createFileExclusive, writeFileAtomic } from '../storage/write-file.js';
+import { appendText, checkSize, commitIfUnchanged, fsError, inFileEol, replaceString } from './write-text.js';
+import { allocateId, slugify, withWriteLock } from './id-allocation.js';
+import type { z } from 'zod';
+import type { BacklogItem } from '../storage/types.js';
 import { summarize } from './summary.js';
 import {
   FIELD_HINTS,
@@ -62,11 +66,28 @@ function checkExtraFields(fields: Record<string, unknown> | undefined): void {
   }
 }
 
-/** Sets `field` under its canonical name and drops the names other tools use for it (labels, parent, ...). */
-function setField(fm: Record<string, unknown>, field: string, value: unknown): void {
-  for (const alias of FIELD_ALIASES[field] ?? []) if (alias !== field) delete fm[alias];
-  if (value === null || value === undefined) delete fm[field];
-  else fm[field] = value;
+/**
+ * Sets `field` under its canonical name and drops the names other tools use for it (labels, parent, ...),
+ * in `fm` and, as minimal edits for the file, in `changes`.
+ */
+function setField(
+  fm: Record<string, unknown>,
+  field: string,
+  value: unknown,
+  changes: [string, unknown][] = [],
+): void {
+  for (const alias of FIELD_ALIASES[field] ?? [])
+    if (alias !== field && alias in fm) {
+      delete fm[alias];
+      changes.push([alias, undefined]);
+    }
+  if (value === null || value === undefined) {
+    if (field in fm) changes.push([field, undefined]);
+    delete fm[field];
+  } else {
+    fm[field] = value;
+    changes.push([field, value]);
+  }
 }
 
 /** YAML timestamps come back as Dates; the schema (and our writes) use ISO strings. */
@@ -85,7 +106,10 @@ function serialize(fm: Record<string, unknown>, body: string): string {
   return stringifyFrontmatter(clean, body);
 }
 
-function readFrontmatter(text: string, path: string): { fm: Record<string, unknown>; body: string } {
+function readFrontmatter(
+  text: string,
+  path: string,
+): { fm: Record<string, unknown>; body: string; block: string } {
   const parsed = parseFrontmatter(text);
   if (parsed.error)
     throw new BacklogError(
@@ -94,7 +118,7 @@ function readFrontmatter(text: string, path: string): { fm: Record<string, unkno
       'Fix the frontmatter by hand (see `backlog-search diagnostics`), then retry.',
       { path },
     );
-  return { fm: { ...parsed.data }, body: parsed.content };
+  return { fm: { ...parsed.data }, body: parsed.content, block: parsed.block };
 }
 
 /** The canonical id of an existing task or epic to use as parent; rejects cycles. */
@@ -120,57 +144,6 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
     }
   }
   return id;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Body edits
-
-function countOccurrences(text: string, needle: string): number {
-  let count = 0;
-  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) count++;
-  return count;
-}
-
-function replaceString(
-  text: string,
-  oldString: string,
-  newString: string,
-  all: boolean,
-  where: string,
-): { text: string; count: number } {
-  const count = countOccurrences(text, oldString);
-  if (count === 0)
-    throw new BacklogError(
-      'CONFLICT',
-      `old_string was not found in ${where}; nothing was written`,
-      'Read the current text (backlog_get) and copy the exact passage, whitespace and line breaks included.',
-      { field: 'old_string' },
-    );
-  if (count > 1 && !all)
-    throw new BacklogError(
-      'CONFLICT',
-      `old_string occurs ${count} times in ${where}; nothing was written`,
-      'Include more surrounding text so it occurs once, or pass replace_all: true.',
-      { field: 'old_string', occurrences: count },
-    );
-  return {
-    text: all ? text.split(oldString).join(newString) : text.replace(oldString, () => newString),
-    count,
-  };
-}
-
-function appendText(text: string, addition: string): string {
-  return text === '' || text.endsWith('\n') ? text + addition : `${text}\n${addition}`;
-}
-
-function checkSize(text: string, field: string): void {
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_FILE_BYTES)
-    throwField(
-      field,
-      `${field}: the file would be ${bytes} bytes, over the ${MAX_FILE_BYTES}-byte limit`,
-      'Split the content over several files.',
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,17 +174,6 @@ export function safeResourcePath(input: string): string {
       'Use backlog_create and backlog_update for tasks and epics.',
     );
   return p;
-}
-
-function fsError(err: unknown, rel: string): never {
-  if (isBacklogError(err)) throw err;
-  const e = err as NodeJS.ErrnoException;
-  throw new BacklogError(
-    'INTERNAL',
-    `${rel}: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`,
-    'The file system refused the write; check that the file and its folder are writable, then retry.',
-    { path: rel },
-  );
 }
 
 async function applied(
@@ -308,95 +270,132 @@ export async function updateItem(service: WriteTarget, raw: UpdateInput): Promis
       `${input.id} is a resource, not a task or epic`,
       'Use backlog_write_resource to change resources.',
     );
-  const state = stateOf(service.dir);
-  return state.locks.run(`file:${first.path}`, async () => {
-    const item = service.get(first.id);
-    let abs: string;
-    let text: string;
-    try {
-      abs = await resolveForWrite(service.dir, item.path);
-      text = (await readInsideRoot(service.dir, item.path)).bytes.toString('utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        service.removeFile(item.path);
-        throw errors.notFound(input.id);
-      }
-      fsError(err, item.path);
+  const abs = await resolveForWrite(service.dir, first.path).catch((err) => fsError(err, first.path));
+  return withWriteLock(service.dir, first.path, abs, async () => {
+    // An editor may save the file between our read and our write: then read it again and re-apply.
+    for (let attempt = 1; ; attempt++) {
+      const item = service.get(first.id);
+      const { text, stats } = await readForEdit(service, item.path, input.id);
+      const { out, replacements } = patchTask(service, item, text, input);
+      checkSize(out, 'body');
+      if (!(await commitIfUnchanged(abs, stats, out, item.path, attempt))) continue;
+      return applied(service, item.path, 'updated', replacements === undefined ? {} : { replacements });
     }
-    const parsed = readFrontmatter(text, item.path);
-    let fm = datesAsText(parsed.fm);
-    let body = parsed.body;
-
-    if (input.expected_updated_at !== undefined) {
-      const current = FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v !== undefined && v !== null);
-      const same =
-        current !== undefined &&
-        (String(current) === input.expected_updated_at ||
-          Date.parse(String(current)) === Date.parse(input.expected_updated_at));
-      if (!same)
-        throw new BacklogError(
-          'CONFLICT',
-          `${item.id} was changed since ${input.expected_updated_at} (updated_at is now ${current ?? 'unset'}); nothing was written`,
-          'Read the item again (backlog_get) and re-apply your change.',
-          { field: 'expected_updated_at', updated_at: current ?? null },
-        );
-    }
-
-    // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
-    const implied: Record<string, unknown> = {};
-    if (fm.id === undefined) implied.id = item.id;
-    if (fm.title === undefined && input.title === undefined) implied.title = item.title;
-    if (fm.type === undefined && input.type === undefined) implied.type = item.type;
-    fm = { ...implied, ...fm };
-
-    if (input.title !== undefined) setField(fm, 'title', input.title);
-    if (input.type !== undefined) setField(fm, 'type', input.type);
-    if (input.status !== undefined) setField(fm, 'status', input.status);
-    if (input.parent_id !== undefined)
-      setField(
-        fm,
-        'parent_id',
-        input.parent_id === null ? null : resolveParent(service, input.parent_id, item.id),
-      );
-    if (input.tags !== undefined) setField(fm, 'tags', input.tags);
-    if (input.author !== undefined) setField(fm, 'author', input.author);
-    if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee);
-    if (input.priority !== undefined) setField(fm, 'priority', input.priority);
-    if (input.references !== undefined) setField(fm, 'references', input.references);
-    for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v);
-    setField(fm, 'updated_at', new Date().toISOString());
-    validateFrontmatter(
-      fm,
-      new Set([
-        ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
-        ...Object.keys(input.fields ?? {}),
-      ]),
-    );
-
-    let replacements: number | undefined;
-    if (input.body !== undefined)
-      body = input.body.startsWith('\n') || input.body === '' ? input.body : `\n${input.body}`;
-    if (input.append !== undefined) body = appendText(body, input.append);
-    if (input.old_string !== undefined) {
-      const r = replaceString(
-        body,
-        input.old_string,
-        input.new_string ?? '',
-        input.replace_all,
-        `the body of ${item.id}`,
-      );
-      body = r.text;
-      replacements = r.count;
-    }
-    const out = serialize(fm, body);
-    checkSize(out, 'body');
-    try {
-      await writeFileAtomic(abs, out);
-    } catch (err) {
-      fsError(err, item.path);
-    }
-    return applied(service, item.path, 'updated', replacements === undefined ? {} : { replacements });
   });
+}
+
+/** The file of a task as it is on disk now, with the stats that tell later whether it changed. */
+async function readForEdit(
+  service: WriteTarget,
+  rel: string,
+  id: string,
+): Promise<{ text: string; stats: Stats }> {
+  try {
+    const { bytes, stats } = await readInsideRoot(service.dir, rel);
+    return { text: bytes.toString('utf8'), stats };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      service.removeFile(rel);
+      throw errors.notFound(id);
+    }
+    return fsError(err, rel);
+  }
+}
+
+/** The new text of a task file: the fields `input` names changed in place, the body edited. */
+function patchTask(
+  service: WriteTarget,
+  item: BacklogItem,
+  text: string,
+  input: z.output<typeof updateInputSchema>,
+): { out: string; replacements?: number } {
+  const parsed = readFrontmatter(text, item.path);
+  const fm = datesAsText(parsed.fm);
+  const changes: [string, unknown][] = [];
+  const hasFrontMatter = parsed.block !== '' || text.length !== parsed.body.length;
+  const head = text.endsWith(parsed.body) ? text.slice(0, text.length - parsed.body.length) : null;
+  if (head === null) throw errors.internal(`${item.path}: could not find where the front matter ends`);
+  const crlf = /\r\n/.test(head || parsed.body);
+
+  if (input.expected_updated_at !== undefined) {
+    const current = FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v !== undefined && v !== null);
+    const same =
+      current !== undefined &&
+      (String(current) === input.expected_updated_at ||
+        Date.parse(String(current)) === Date.parse(input.expected_updated_at));
+    if (!same)
+      throw new BacklogError(
+        'CONFLICT',
+        `${item.id} was changed since ${input.expected_updated_at} (updated_at is now ${current ?? 'unset'}); nothing was written`,
+        'Read the item again (backlog_get) and re-apply your change.',
+        { field: 'expected_updated_at', updated_at: current ?? null },
+      );
+  }
+
+  // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
+  if (fm.id === undefined) setField(fm, 'id', item.id, changes);
+  if (fm.title === undefined && input.title === undefined) setField(fm, 'title', item.title, changes);
+  if (fm.type === undefined && input.type === undefined) setField(fm, 'type', item.type, changes);
+
+  if (input.title !== undefined) setField(fm, 'title', input.title, changes);
+  if (input.type !== undefined) setField(fm, 'type', input.type, changes);
+  if (input.status !== undefined) setField(fm, 'status', input.status, changes);
+  if (input.parent_id !== undefined)
+    setField(
+      fm,
+      'parent_id',
+      input.parent_id === null ? null : resolveParent(service, input.parent_id, item.id),
+      changes,
+    );
+  if (input.tags !== undefined) setField(fm, 'tags', input.tags, changes);
+  if (input.author !== undefined) setField(fm, 'author', input.author, changes);
+  if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee, changes);
+  if (input.priority !== undefined) setField(fm, 'priority', input.priority, changes);
+  if (input.references !== undefined) setField(fm, 'references', input.references, changes);
+  for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v, changes);
+  setField(fm, 'updated_at', nextUpdatedAt(fm), changes);
+  validateFrontmatter(
+    fm,
+    new Set([
+      ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
+      ...Object.keys(input.fields ?? {}),
+    ]),
+  );
+
+  let body = parsed.body;
+  let replacements: number | undefined;
+  if (input.body !== undefined)
+    body = inFileEol(
+      input.body.startsWith('\n') || input.body === '' || !hasFrontMatter ? input.body : `\n${input.body}`,
+      crlf,
+    );
+  if (input.append !== undefined) body = appendText(body, inFileEol(input.append, crlf), crlf);
+  if (input.old_string !== undefined) {
+    const inFile = body.includes(input.old_string) ? input.old_string : inFileEol(input.old_string, crlf);
+    const r = replaceString(
+      body,
+      inFile,
+      inFileEol(input.new_string ?? '', crlf && inFile !== input.old_string),
+      input.replace_all,
+      `the body of ${item.id}`,
+    );
+    body = r.text;
+    replacements = r.count;
+  }
+  const out = hasFrontMatter ? editFrontMatter(head, changes) + body : editFrontMatter(body, changes);
+  const check = parseFrontmatter(out);
+  if (check.error)
+    throw errors.internal(`${item.path}: the edited front matter would not parse (${check.error.message})`);
+  return { out, replacements };
+}
+
+/** Now, as ISO 8601, and always later than the file's updated_at (two updates in one millisecond still differ). */
+function nextUpdatedAt(fm: Record<string, unknown>): string {
+  const previous = Date.parse(
+    String(FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v != null) ?? ''),
+  );
+  const now = Date.now();
+  return new Date(Number.isFinite(previous) && previous >= now ? previous + 1 : now).toISOString();
 }
 
 export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promise<WriteResult> {
@@ -411,9 +410,10 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
       { field: 'force', children },
     );
   }
-  return stateOf(service.dir).locks.run(`file:${item.path}`, async () => {
+  const abs = await resolveForWrite(service.dir, item.path).catch((err) => fsError(err, item.path));
+  return withWriteLock(service.dir, item.path, abs, async () => {
     try {
-      await unlink(await resolveForWrite(service.dir, item.path));
+      await unlink(abs);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') fsError(err, item.path);
     }
@@ -465,7 +465,7 @@ export async function writeResourceFile(service: WriteTarget, raw: WriteResource
   }
   const abs = await resolveForWrite(service.dir, rel);
 
-  return stateOf(service.dir).locks.run(`file:${rel}`, async () => {
+  return withWriteLock(service.dir, rel, abs, async () => {
     const readExisting = async (): Promise<string> => {
       try {
         return (await readInsideRoot(service.dir, rel)).bytes.toString('utf8');
