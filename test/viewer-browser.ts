@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
 import type { BacklogService } from '../src/service/backlog-service.js';
-import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../src/service/open-backlog.js';
 import { ROOT } from './helpers.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -69,8 +69,9 @@ export async function launchChromium(
 export async function serveBacklog(
   dir: string,
   viewerDir: string,
+  options: OpenBacklogOptions = {},
 ): Promise<{ service: BacklogService; server: RunningHttpServer; close: () => Promise<void> }> {
-  const service = await openBacklog({ dir, watch: true });
+  const service = await openBacklog({ dir, watch: true, ...options });
   const server = await startHttpServer({ service, port: 0, viewerDir });
   return {
     service,

@@ -1,6 +1,7 @@
 /**
  * Markdown bodies to DOM: marked renders, raw HTML in the file is shown as text (escaped, never
- * parsed), and DOMPurify cleans the result (javascript: links, anything marked let through).
+ * parsed), and DOMPurify cleans the result (javascript: links, anything marked let through). The one
+ * form control kept is a task list's checkbox (`- [x]`), read-only: checked or not, always disabled.
  */
 import DOMPurify from 'dompurify';
 import { markdownToHtml } from './markdown-html.js';
@@ -19,6 +20,12 @@ function addHooks(): void {
         node.setAttribute('rel', 'noopener noreferrer');
       }
     }
+    if (node.tagName === 'INPUT') {
+      // A task list's checkbox keeps its state and nothing else; renderMarkdown drops any other input.
+      for (const name of node.getAttributeNames())
+        if (name !== 'type' && name !== 'checked') node.removeAttribute(name);
+      node.setAttribute('disabled', '');
+    }
     if (node.tagName === 'IMG') {
       node.setAttribute('loading', 'lazy');
       node.setAttribute('referrerpolicy', 'no-referrer');
@@ -29,12 +36,22 @@ function addHooks(): void {
 /** Markdown to a sanitized fragment, ready to append. */
 export function renderMarkdown(markdown: string): DocumentFragment {
   addHooks();
-  return DOMPurify.sanitize(markdownToHtml(markdown), {
+  const frag = DOMPurify.sanitize(markdownToHtml(markdown), {
     RETURN_DOM_FRAGMENT: true,
     USE_PROFILES: { html: true },
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
+    FORBID_TAGS: ['style', 'form', 'button', 'textarea', 'select', 'iframe'],
     FORBID_ATTR: ['style'],
   });
+  for (const input of Array.from(frag.querySelectorAll('input'))) {
+    if (input.type !== 'checkbox') {
+      input.remove();
+      continue;
+    }
+    // Named by its item's text, as a <label> around it would.
+    const text = (input.parentElement?.textContent ?? '').trim().replace(/\s+/g, ' ');
+    input.setAttribute('aria-label', text.length > 120 ? `${text.slice(0, 119)}…` : text || 'Task');
+  }
+  return frag;
 }
 
 /** Plain text (JSON, YAML, text files) as a fragment: one <pre> filled through textContent. */

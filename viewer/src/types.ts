@@ -45,6 +45,8 @@ export interface SearchResponse {
   took_ms: number;
   next_offset?: number;
   warnings?: string[];
+  /** "Did you mean": other queries worth trying when nothing matched (absent from older servers). */
+  suggestions?: string[];
 }
 
 export interface ListResponse {

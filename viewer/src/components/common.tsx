@@ -50,11 +50,14 @@ export function TypeBadge({ type }: { type: string }) {
 export function ItemLink({
   item,
   class: cls,
+  title,
   children,
 }: {
   item: Pick<ItemSummary, 'id' | 'type' | 'path'>;
   class?: string;
-  children: JSX.Element | JSX.Element[] | string;
+  /** A tooltip. */
+  title?: string;
+  children: JSX.Element | (JSX.Element | null | false)[] | string;
 }) {
   const ref = itemRef(item);
   return (
@@ -63,6 +66,7 @@ export function ItemLink({
       href={hrefFor(getState(), { item: ref })}
       onClick={onNavigate({ item: ref })}
       data-id={item.id}
+      title={title}
     >
       {children}
     </a>
@@ -74,6 +78,24 @@ export function shortId(item: Pick<ItemSummary, 'id' | 'type' | 'path'>): string
   return item.type === 'resource' || item.id.startsWith('mcp://')
     ? item.path.slice(item.path.lastIndexOf('/') + 1)
     : item.id;
+}
+
+/** An item's id as written in its file, or null when it has none (its id is then a URI made from its path). */
+export function ownId(item: Pick<ItemSummary, 'id'>): string | null {
+  return item.id.startsWith('mcp://') ? null : item.id;
+}
+
+/**
+ * The short id in a row, cut with an ellipsis by CSS when it is long (a file name can be 80 characters):
+ * never wider than its column, the whole of it in the tooltip.
+ */
+export function IdLabel({ item }: { item: Pick<ItemSummary, 'id' | 'type' | 'path'> }) {
+  const id = shortId(item);
+  return (
+    <span class="row-id" title={id}>
+      {id}
+    </span>
+  );
 }
 
 export function Tags({ tags, max = 3 }: { tags: string[]; max?: number }) {

@@ -6,7 +6,7 @@ import { toApiError } from '../data.js';
 import { fullDate } from '../format.js';
 import { linkItems, renderMarkdown, renderPlain } from '../markdown.js';
 import { getState, hrefFor, navigate } from '../state.js';
-import { ItemLink, StatusPill, Tags, TypeBadge, shortId } from './common.js';
+import { IdLabel, ItemLink, StatusPill, Tags, TypeBadge, ownId } from './common.js';
 import { BackIcon, CloseIcon, LinkIcon, TypeIcon } from './icons.js';
 
 const MARKDOWN_TYPES = new Set(['md', 'markdown', 'mdx']);
@@ -43,16 +43,39 @@ function Field({ label, children }: { label: string; children: ComponentChildren
   );
 }
 
+/**
+ * A link to a related item (the parent, a reference) by its title, after the item's own id if it has
+ * one: a document known only by its path shows its title, the path in the tooltip.
+ */
+function RelatedLink({ item }: { item: ItemSummary }) {
+  const id = ownId(item);
+  return (
+    <ItemLink item={item} class="ref-link" title={id ? `${id} · ${item.title}` : item.path}>
+      <TypeIcon type={item.type} size={13} />
+      {id !== null && <IdLabel item={item} />}
+      <span class="ref-title">{item.title}</span>
+    </ItemLink>
+  );
+}
+
+/** A child's row: its title first, then its own id (cut when long) and its status, which always fit. */
+function ChildLink({ item }: { item: ItemSummary }) {
+  const id = ownId(item);
+  return (
+    <ItemLink item={item} class="child" title={id ? undefined : item.path}>
+      <TypeIcon type={item.type} size={14} />
+      <span class="child-title">{item.title}</span>
+      <span class="child-meta">
+        {id !== null && <IdLabel item={item} />}
+        <StatusPill status={item.status} />
+      </span>
+    </ItemLink>
+  );
+}
+
 function Reference({ value, byId }: { value: string; byId: Map<string, ItemSummary> }) {
   const known = byId.get(value);
-  if (known)
-    return (
-      <ItemLink item={known} class="ref-link">
-        <TypeIcon type={known.type} size={13} />
-        <span class="row-id">{known.id}</span>
-        <span>{known.title}</span>
-      </ItemLink>
-    );
+  if (known) return <RelatedLink item={known} />;
   if (/^https?:\/\//i.test(value))
     return (
       <a href={value} target="_blank" rel="noopener noreferrer" class="ref-link external">
@@ -124,7 +147,7 @@ export function DetailPanel({
         {detail && (
           <span class="detail-crumbs">
             <TypeBadge type={detail.item.type} />
-            <span class="row-id">{shortId(detail.item)}</span>
+            <IdLabel item={detail.item} />
           </span>
         )}
         <span class="spacer" />
@@ -177,11 +200,7 @@ export function DetailPanel({
           {detail.parent && (
             <nav class="parent" aria-label="Parent">
               <span class="muted">Part of</span>
-              <ItemLink item={detail.parent} class="ref-link">
-                <TypeIcon type={detail.parent.type} size={13} />
-                <span class="row-id">{detail.parent.id}</span>
-                <span>{detail.parent.title}</span>
-              </ItemLink>
+              <RelatedLink item={detail.parent} />
             </nav>
           )}
           <dl class="fields">
@@ -203,12 +222,7 @@ export function DetailPanel({
               <ul>
                 {detail.children.map((c) => (
                   <li key={c.id}>
-                    <ItemLink item={c} class="child">
-                      <TypeIcon type={c.type} size={14} />
-                      <span class="row-id">{shortId(c)}</span>
-                      <span class="row-title">{c.title}</span>
-                      <StatusPill status={c.status} />
-                    </ItemLink>
+                    <ChildLink item={c} />
                   </li>
                 ))}
               </ul>

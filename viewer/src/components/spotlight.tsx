@@ -11,7 +11,7 @@ import { forgetSearches, isMac, recentSearches, rememberSearch } from '../format
 import { highlightHtml } from '../highlight.js';
 import { SEARCH_DEBOUNCE_MS, spotlightParams } from '../search-params.js';
 import { ITEM_TYPES, navigate, type ItemType, type UrlState } from '../state.js';
-import { StatusPill, shortId } from './common.js';
+import { IdLabel, StatusPill } from './common.js';
 import { ClockIcon, CloseIcon, SearchIcon, TypeIcon } from './icons.js';
 
 const TYPE_LABELS: Record<ItemType, string> = { task: 'Tasks', epic: 'Epics', resource: 'Docs' };
@@ -68,7 +68,7 @@ function ResultOption({
         )}
       </div>
       <div class="sl-side">
-        <span class="row-id">{shortId(r)}</span>
+        <IdLabel item={r} />
         {r.status && r.type !== 'resource' && <StatusPill status={r.status} />}
       </div>
     </li>
@@ -160,10 +160,12 @@ export function Spotlight({
     rememberSearch(query);
     navigate({ item: itemRef(r), q: null });
   };
+  /** Runs `q` as the search (a recent search or a suggestion picked). */
   const useRecent = (q: string) => {
     setValue(q);
     navigate({ q }, true);
     setActive(0);
+    input.current?.focus();
   };
 
   const onInput = (e: JSX.TargetedEvent<HTMLInputElement>) => {
@@ -226,11 +228,23 @@ export function Spotlight({
   const typeNames = types.length ? types.map((t) => TYPE_LABELS[t].toLowerCase()).join(' or ') : 'items';
   const empty = useMemo(() => {
     if (!query || loading || error || !response || results.length) return null;
+    // `suggestions` is optional: servers before "did you mean" do not send it.
+    const suggestions = Array.isArray(response.suggestions) ? response.suggestions.filter(Boolean) : [];
     return (
       <div class="sl-empty" role="status">
         <p class="sl-empty-title">
           No {typeNames} match “{shownQuery}”
         </p>
+        {suggestions.length > 0 && (
+          <p class="sl-suggestions">
+            <span class="muted">Did you mean</span>
+            {suggestions.map((s) => (
+              <button type="button" class="chip sl-suggestion" key={s} onClick={() => useRecent(s)}>
+                {s}
+              </button>
+            ))}
+          </p>
+        )}
         {elsewhere ? (
           <p>
             {elsewhere} {elsewhere === 1 ? 'result' : 'results'} in other types.{' '}
@@ -246,16 +260,20 @@ export function Spotlight({
             </button>
           </p>
         ) : (
-          <p class="muted">
-            None of these words appear in any title, description, tag or document. Check the spelling, use
-            fewer words, or search an id such as TASK-0001.
-          </p>
+          !suggestions.length && (
+            <p class="muted">
+              None of these words appear in any title, description, tag or document. Check the spelling, use
+              fewer words, or search an id such as TASK-0001.
+            </p>
+          )
         )}
-        {response.warnings?.map((w) => (
-          <p class="muted" key={w}>
-            {w}
-          </p>
-        ))}
+        {response.warnings?.length ? (
+          <ul class="sl-warnings" aria-label="Notes from the search">
+            {response.warnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
+        ) : null}
       </div>
     );
   }, [query, loading, error, response, results.length, elsewhere, typeNames, shownQuery]);

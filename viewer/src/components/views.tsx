@@ -3,7 +3,7 @@ import { useMemo } from 'preact/hooks';
 import { itemRef, type ItemSummary } from '../api.js';
 import { relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
 import { getState, hrefFor } from '../state.js';
-import { ItemLink, Tags, isTaskLike, onNavigate, shortId } from './common.js';
+import { IdLabel, ItemLink, Tags, isTaskLike, onNavigate, shortId } from './common.js';
 import { FolderIcon, TypeIcon } from './icons.js';
 
 export interface Group {
@@ -81,7 +81,7 @@ export function ListView({ items, byId, selected, flashed, statuses }: ViewProps
               <li key={item.id}>
                 <ItemLink item={item} class={`row ${rowClass(item, selected, flashed)}`}>
                   <TypeIcon type={item.type} />
-                  <span class="row-id">{shortId(item)}</span>
+                  <IdLabel item={item} />
                   <span class="row-title">{item.title}</span>
                   <span class="row-meta">
                     <ParentLabel item={item} byId={byId} />
@@ -120,7 +120,7 @@ export function BoardView({ items, byId, selected, flashed, statuses }: ViewProp
                 <ItemLink item={item} class={`card ${rowClass(item, selected, flashed)}`}>
                   <span class="card-head">
                     <TypeIcon type={item.type} size={14} />
-                    <span class="row-id">{shortId(item)}</span>
+                    <IdLabel item={item} />
                     <time class="when" dateTime={item.updated_at ?? undefined}>
                       {relativeDate(item.updated_at)}
                     </time>
