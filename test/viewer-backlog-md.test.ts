@@ -12,7 +12,7 @@ import type { BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempBacklog } from './helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium, serveBacklog } from './viewer-browser.js';
-import { box, narrowLines, textLines, within } from './viewer-layout.js';
+import { box, clipping, narrowLines, textLines, within } from './viewer-layout.js';
 
 declare const document: { body: { innerText: string }; querySelector(s: string): unknown };
 
@@ -165,6 +165,36 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
           'back-569 - Make-browser-task-loading-asynchronous-and-idle-stable.md',
         );
         expect(within(await box(id), await box(long))).toBe(true);
+        expect(await clipping(id)).toEqual({ overflows: true, cut: true });
+      });
+
+      it('cuts a long id in the list and on the board, never over the title', async () => {
+        await page.goto(`${url}/?types=task`);
+        const row = page.locator('.row[data-id*="back-569 - Make-browser"]');
+        await row.waitFor();
+        const [id, title] = [row.locator('.row-id'), row.locator('.row-title')];
+        expect(await id.getAttribute('title')).toBe(
+          'back-569 - Make-browser-task-loading-asynchronous-and-idle-stable.md',
+        );
+        const [idBox, titleBox, rowBox] = await Promise.all([box(id), box(title), box(row)]);
+        if (vp.name === 'desktop') expect(idBox.right).toBeLessThanOrEqual(titleBox.left);
+        expect(within(idBox, rowBox)).toBe(true);
+        expect(await clipping(id)).toEqual({ overflows: true, cut: true });
+        await page.goto(`${url}/?view=board&types=task`);
+        const card = page.locator('.card[data-id*="back-569 - Make-browser"]');
+        await card.waitFor();
+        const column = page.locator('.column', { has: card });
+        expect(within(await box(card), await box(column))).toBe(true);
+        // As wide as every other column: the long id did not widen its own.
+        const widths = await page.$$eval('.board .column', (cs) =>
+          cs.map(
+            (c) =>
+              (c as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width,
+          ),
+        );
+        expect(new Set(widths.map((w) => Math.round(w))).size).toBe(1);
+        expect(within(await box(card.locator('.row-id')), await box(card))).toBe(true);
+        expect(await clipping(card.locator('.row-id'))).toEqual({ overflows: true, cut: true });
       });
 
       it("shows children by title, each id and status pill inside the list's column", async () => {

@@ -31,6 +31,25 @@ export function box(locator: Locator): Promise<Box> {
   });
 }
 
+/**
+ * Whether the element's text is wider than its box and, if so, whether it is cut there (overflow
+ * hidden, an ellipsis) rather than drawn over what comes next.
+ */
+export function clipping(locator: Locator): Promise<{ overflows: boolean; cut: boolean }> {
+  return locator.evaluate((el) => {
+    const e = el as unknown as { scrollWidth: number; clientWidth: number };
+    const style = (
+      globalThis as unknown as {
+        getComputedStyle(el: unknown): { overflowX: string; textOverflow: string };
+      }
+    ).getComputedStyle(el);
+    return {
+      overflows: e.scrollWidth > e.clientWidth,
+      cut: style.overflowX === 'hidden' && style.textOverflow === 'ellipsis',
+    };
+  });
+}
+
 /** True when `inner` lies inside `outer` horizontally (half a pixel of rounding allowed). */
 export function within(inner: Box, outer: Box): boolean {
   return inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5;
