@@ -78,6 +78,20 @@ async function expectRoomyTitles(page: Page, titleShare: number): Promise<number
   return count;
 }
 
+/** One viewer build and one Chromium for the whole file, made on first use. */
+let shared: Promise<[Awaited<ReturnType<typeof buildViewer>>, Awaited<ReturnType<typeof launchChromium>>]>;
+const viewerAndBrowser = () =>
+  (shared ??= Promise.all([buildViewer(), launchChromium(), mkdir(SHOTS, { recursive: true })]).then(
+    ([built, browser]) => [built, browser],
+  ));
+afterAll(async () => {
+  if (!shared) return;
+  const [built, browser] = await shared;
+  await browser.close();
+  await built.cleanup();
+  process.stderr.write(`viewer-backlog-md: screenshots in ${SHOTS}\n`);
+});
+
 describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
   let url: string;
   let context: BrowserContext;
@@ -85,13 +99,11 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    const [built, backlog, browser] = await Promise.all([
-      buildViewer(),
+    const [[built, browser], backlog] = await Promise.all([
+      viewerAndBrowser(),
       tempBacklog(join(ROOT, 'test', 'fixtures', 'backlog-md')),
-      launchChromium(),
-      mkdir(SHOTS, { recursive: true }),
     ]);
-    cleanups.push(built.cleanup, backlog.cleanup, browser.close);
+    cleanups.push(backlog.cleanup, () => page.close());
     for (const [path, text] of Object.entries(DOC_CHILDREN)) await writeFile(join(backlog.dir, path), text);
     const served = await serveBacklog(backlog.dir, built.dir);
     cleanups.unshift(served.close);
@@ -101,7 +113,6 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
   }, 120_000);
   afterAll(async () => {
     for (const c of cleanups) await c();
-    process.stderr.write(`viewer-backlog-md: screenshots in ${SHOTS}\n`);
   });
 
   it("shows the board's columns from config.yml, in its order", async () => {
@@ -286,13 +297,8 @@ describe.skipIf(!HAS_CHROMIUM || !existsSync(FULL_FOLDER))(
     const cleanups: (() => Promise<void>)[] = [];
 
     beforeAll(async () => {
-      const [built, backlog, browser] = await Promise.all([
-        buildViewer(),
-        tempBacklog(FULL_FOLDER),
-        launchChromium(),
-        mkdir(SHOTS, { recursive: true }),
-      ]);
-      cleanups.push(built.cleanup, backlog.cleanup, browser.close);
+      const [[built, browser], backlog] = await Promise.all([viewerAndBrowser(), tempBacklog(FULL_FOLDER)]);
+      cleanups.push(backlog.cleanup, () => page.close());
       const served = await serveBacklog(backlog.dir, built.dir, { embeddings: 'none', cacheDir: false });
       cleanups.unshift(served.close);
       url = served.server.url;
