@@ -14,6 +14,7 @@ import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
 import { IdRouter } from './id-routing.js';
+import { correctWords, type Correction, type SuggestVocabulary } from './suggest.js';
 import { TopK, topKIndices } from './top-k.js';
 
 export { topKIndices };
@@ -392,11 +393,40 @@ export class LexicalIndex {
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
   private readonly partialFields = fieldBits(['tags', 'author']);
 
-  private vocabulary(): Vocabulary {
+  /**
+   * "Did you mean": the query words no field indexes, each with the indexed term nearest to it (or
+   * null) and one document holding that term (where the caller finds the word as it is written).
+   */
+  corrections(query: string): (Correction & { doc?: string })[] {
+    return correctWords(this.analyzer.queryWords(query), this.vocabulary()).map((c) => {
+      const field = c.term === null ? undefined : this.store.bm25f.fields.find((f) => f.hasTerm(c.term!));
+      const id = field ? field.termId(c.term!) : -1;
+      return field && id >= 0 && field.postCount[id] > 0
+        ? { ...c, doc: this.externalId(field.postData[field.postStart[id]]) }
+        : { ...c, term: null };
+    });
+  }
+
+  private vocabulary(): Vocabulary & SuggestVocabulary {
     const state = this.store.bm25f;
     const trees = TEXT_FIELDS.map((f) => this.store.indexes[f].node as radix.RadixTree);
     const inFields = (mask: number | undefined) =>
       TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
+    const withinEdits = (term: string, maxEdits: number) => {
+      const words = new Set<string>();
+      for (const tree of trees) {
+        for (const w of Object.keys(tree.find({ term, exact: false, tolerance: maxEdits }))) {
+          // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
+          if (
+            w !== term &&
+            Math.abs(w.length - term.length) <= maxEdits &&
+            boundedLevenshtein(term, w, maxEdits).isBounded
+          )
+            words.add(w);
+        }
+      }
+      return [...words];
+    };
     return {
       has: (term) => state.fields.some((f) => f.hasTerm(term)),
       docFreq: (term) => Math.max(0, ...state.fields.map((f) => f.docFreq(term))),
@@ -406,21 +436,8 @@ export class LexicalIndex {
           for (const w of Object.keys(trees[i].find({ term: prefix, exact: false }))) words.add(w);
         return [...words];
       },
-      withinOneEdit: (term) => {
-        const words = new Set<string>();
-        for (const tree of trees) {
-          for (const w of Object.keys(tree.find({ term, exact: false, tolerance: 1 }))) {
-            // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
-            if (
-              w !== term &&
-              Math.abs(w.length - term.length) <= 1 &&
-              boundedLevenshtein(term, w, 1).isBounded
-            )
-              words.add(w);
-          }
-        }
-        return [...words];
-      },
+      withinOneEdit: (term) => withinEdits(term, 1),
+      withinEdits,
     };
   }
 
