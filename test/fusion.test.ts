@@ -144,13 +144,20 @@ describe('hybridRank', () => {
     expect(out.find((h) => h.id === 'a')).toMatchObject({ lexical: 10, vector: 0.3 });
   });
 
-  it('multipliers lift a title match and an epic over an equal score', async () => {
+  it('multipliers lift a title match (when on) and an epic over an equal score', async () => {
     const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
-    const out = hybridRank(
-      { ...base, lexical: list(['plain', 5], ['title-match', 5], ['epic', 5]), vector: [] },
-      DEFAULT_HYBRID_SETTINGS,
-    );
-    expect(out.map((h) => h.id)).toEqual(['title-match', 'epic', 'plain']);
+    const input = { ...base, lexical: list(['plain', 5], ['title-match', 5], ['epic', 5]), vector: [] };
+    // The title multiplier is off by default: the lexical scores already carry BM25F's title coverage.
+    expect(hybridRank(input, DEFAULT_HYBRID_SETTINGS).map((h) => h.id)).toEqual([
+      'epic',
+      'plain',
+      'title-match',
+    ]);
+    const withTitle = {
+      ...DEFAULT_HYBRID_SETTINGS,
+      multipliers: { ...DEFAULT_HYBRID_SETTINGS.multipliers, title: true },
+    };
+    expect(hybridRank(input, withTitle).map((h) => h.id)).toEqual(['title-match', 'epic', 'plain']);
   });
 
   it('rrf fusion ranks by reciprocal rank', async () => {

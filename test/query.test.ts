@@ -1,3 +1,4 @@
+import { closeEnough, correctWords, swapDistance, type SuggestVocabulary } from '../src/search/suggest.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseRawQuery, positiveText, MAX_DEPTH } from '../src/search/query-parser.js';
 import { termGroup, prefixGroup, type Vocabulary } from '../src/search/expand.js';
@@ -265,5 +266,34 @@ describe('searchUnified with the query features', () => {
     await expect(service.searchUnified('sync', { include_related: true, max_hops: 4 })).rejects.toThrow(
       /max_hops/,
     );
+  });
+});
+
+describe('did you mean: corrections from the vocabulary', () => {
+  const words = ['database', 'failov', 'dialog', 'count', 'kanban', 'median'];
+  const vocab: SuggestVocabulary = {
+    has: (t) => words.includes(t),
+    docFreq: (t) => (t === 'dialog' || t === 'count' ? 9 : 1),
+    startingWith: (p) => words.filter((w) => w.startsWith(p)),
+    withinEdits: (t, k) => words.filter((w) => w !== t && swapDistance(w, t) <= k),
+  };
+  const correct = (...ws: string[]) =>
+    correctWords(
+      ws.map((w) => ({ term: w, alternatives: [w], surface: w, script: 'latin' as const })),
+      vocab,
+    ).map((c) => c.term);
+
+  it('a swap of two letters is one edit; fewer edits beat more documents', () => {
+    expect(swapDistance('fialov', 'failov')).toBe(1);
+    expect(swapDistance('fialov', 'dialog')).toBe(2);
+    expect(correct('fialov', 'dtaabase', 'kanbna')).toEqual(['failov', 'database', 'kanban']);
+  });
+
+  it('one edit in a short word, a second only with the first letter kept; known words untouched', () => {
+    expect(correct('account')).toEqual([null]); // count: two edits, and the first letter changed
+    expect(correct('kanbn')).toEqual(['kanban']);
+    expect(correct('medn')).toEqual([null]); // two edits in a four-letter word
+    expect(correct('database', '2024', 'ab')).toEqual([]);
+    expect(closeEnough('medicine', 'median')).toBe(false);
   });
 });

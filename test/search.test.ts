@@ -267,3 +267,27 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
     expect(await ids('quokka', { parent_id: 'EPIC-0003' })).toEqual([]);
   });
 });
+
+describe('searchUnified: did you mean', () => {
+  it('a query that finds nothing gets the query as the backlog spells it, when that finds something', async () => {
+    const res = await search('Dtaabase fialover');
+    expect(res).toMatchObject({ total: 0, results: [], suggestions: ['database failover'] });
+    expect(res.warnings).toContain('nothing matched "Dtaabase fialover"; did you mean "database failover"?');
+    expect((await search(res.suggestions![0])).total).toBeGreaterThan(0);
+  });
+
+  it('no suggestion for nonsense, for numbers, or when the corrected query finds nothing under the filters', async () => {
+    for (const query of ['narwhalbyte', 'qzxv', 'TASK-0999'])
+      expect(await search(query)).toMatchObject({
+        total: 0,
+        warnings: [expect.stringMatching(/^nothing matched/)],
+      });
+    expect((await search('narwhalbyte')).suggestions).toBeUndefined();
+    // No epic says "database": the corrected query would find nothing there either.
+    expect((await search('database', { types: 'epic' })).total).toBe(0);
+    const types = await search('dtaabase', { types: 'epic' });
+    expect(types.total).toBe(0);
+    expect(types.suggestions).toBeUndefined();
+    expect((await search('dtaabase')).suggestions).toEqual(['database']);
+  });
+});

@@ -8,22 +8,24 @@ import {
   runBm25f,
   type Bm25fIndexStore,
 } from './orama-components.js';
-import { boundedLevenshtein } from '@orama/orama/internals';
 import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs } from './field-index.js';
 import { idf } from './bm25.js';
 import { IdRouter } from './id-routing.js';
+import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
+import { indexVocabulary } from './vocabulary.js';
+import { correctWords, type Correction, type SuggestVocabulary } from './suggest.js';
 import { TopK, topKIndices } from './top-k.js';
 
 export { topKIndices };
-import { buildWhere, folderChain } from './filters.js';
+import { buildWhere } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
 import type { QueryTermGroup } from './score.js';
-import { TextAnalyzer, idKey, type Language, type TokenizerSettings } from './tokenizer.js';
-import { languageSample, type LanguagePlanState } from './language-mix.js';
+import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
+import { languageSample, type LanguagePlanState } from './language-mix.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -71,68 +73,6 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
 
 /** The best matches that the proximity bonus re-ranks (the rest keep their BM25F order below them). */
 const PROXIMITY_CANDIDATES = 100;
-
-const SCHEMA = {
-  title: 'string',
-  tags: 'string',
-  author: 'string',
-  body: 'string',
-  extra: 'string',
-  type: 'enum',
-  status_key: 'enum',
-  state: 'enum',
-  tag_keys: 'enum[]',
-  author_key: 'enum',
-  lineage: 'enum[]',
-  path: 'enum',
-  folders: 'enum[]',
-  file_type: 'enum',
-} as const;
-
-/** What Orama is given per document: the searchable text (emptied once indexed) and the keys the filters match on. */
-interface IndexedDocument {
-  id: string;
-  title: string;
-  tags: string;
-  author: string;
-  body: string;
-  extra: string;
-  type?: string;
-  status_key?: string;
-  state?: string;
-  tag_keys: string[];
-  author_key?: string;
-  lineage: string[];
-  path?: string;
-  folders: string[];
-  file_type?: string;
-  updated_ms: number;
-  /** The language the document was analyzed in (LanguageMix.languageOf). */
-  lang?: Language;
-}
-
-function toIndexed(doc: SearchDocument): IndexedDocument {
-  const lineage = [idKey(doc.id), ...(doc.ancestors ?? (doc.parent_id ? [doc.parent_id] : [])).map(idKey)];
-  const out: IndexedDocument = {
-    id: doc.id,
-    title: doc.title ?? '',
-    tags: (doc.tags ?? []).join(' \n '),
-    author: doc.author ?? '',
-    body: doc.body ?? '',
-    extra: doc.extra ?? '',
-    tag_keys: (doc.tags ?? []).map((t) => t.toLowerCase()),
-    lineage,
-    folders: folderChain(doc.folder ?? ''),
-    updated_ms: doc.updated_ms ?? 0,
-  };
-  if (doc.type) out.type = doc.type;
-  if (doc.status) out.status_key = statusKey(doc.status);
-  if (doc.state) out.state = doc.state;
-  if (doc.author) out.author_key = doc.author.toLowerCase();
-  if (doc.path) out.path = doc.path;
-  if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
-  return out;
-}
 
 /** Bit mask of text fields (bit i = TEXT_FIELDS[i]), as the scorer reports matched fields. */
 function fieldBits(fields: TextField[]): number {
@@ -392,36 +332,23 @@ export class LexicalIndex {
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
   private readonly partialFields = fieldBits(['tags', 'author']);
 
-  private vocabulary(): Vocabulary {
-    const state = this.store.bm25f;
+  /**
+   * "Did you mean": the query words no field indexes, each with the indexed term nearest to it (or
+   * null) and one document holding that term (where the caller finds the word as it is written).
+   */
+  corrections(query: string): (Correction & { doc?: string })[] {
+    return correctWords(this.analyzer.queryWords(query), this.vocabulary()).map((c) => {
+      const field = c.term === null ? undefined : this.store.bm25f.fields.find((f) => f.hasTerm(c.term!));
+      const id = field ? field.termId(c.term!) : -1;
+      return field && id >= 0 && field.postCount[id] > 0
+        ? { ...c, doc: this.externalId(field.postData[field.postStart[id]]) }
+        : { ...c, term: null };
+    });
+  }
+
+  private vocabulary(): Vocabulary & SuggestVocabulary {
     const trees = TEXT_FIELDS.map((f) => this.store.indexes[f].node as radix.RadixTree);
-    const inFields = (mask: number | undefined) =>
-      TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
-    return {
-      has: (term) => state.fields.some((f) => f.hasTerm(term)),
-      docFreq: (term) => Math.max(0, ...state.fields.map((f) => f.docFreq(term))),
-      startingWith: (prefix, mask) => {
-        const words = new Set<string>();
-        for (const i of inFields(mask))
-          for (const w of Object.keys(trees[i].find({ term: prefix, exact: false }))) words.add(w);
-        return [...words];
-      },
-      withinOneEdit: (term) => {
-        const words = new Set<string>();
-        for (const tree of trees) {
-          for (const w of Object.keys(tree.find({ term, exact: false, tolerance: 1 }))) {
-            // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
-            if (
-              w !== term &&
-              Math.abs(w.length - term.length) <= 1 &&
-              boundedLevenshtein(term, w, 1).isBounded
-            )
-              words.add(w);
-          }
-        }
-        return [...words];
-      },
-    };
+    return indexVocabulary(this.store.bm25f.fields, trees);
   }
 
   private queryContext(filter: Set<number> | undefined): QueryContext {

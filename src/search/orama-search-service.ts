@@ -10,10 +10,11 @@ import { DEFAULT_HYBRID_SETTINGS, hybridRank, type HybridSettings } from './hybr
 import { LexicalIndex, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './lexical-index.js';
 import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
+import { closeEnough, swapDistance } from './suggest.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
 import { isIdQuery } from '../storage/ids.js';
-import { idKey, type TextAnalyzer } from './tokenizer.js';
+import { foldWord, idKey, type TextAnalyzer } from './tokenizer.js';
 import type {
   EngineCapabilities,
   Neighbors,
@@ -198,6 +199,36 @@ export class OramaSearchService implements SearchEngine {
 
   // ----- The whole search.
 
+  /**
+   * The query with each word the index does not have replaced by the nearest word it has (as a
+   * document writes it), when that query finds something under the same filters.
+   */
+  private didYouMean(request: SearchRequest): string[] {
+    const spelled = new Map<string, string>();
+    for (const c of this.lexical.corrections(request.query)) {
+      // The spelling nearest to what was typed (`sequnece` -> sequence, not sequences), checked again
+      // as written: a stem can be near a word its spellings are not (`medicine` and `median`).
+      const spelling = this.results
+        .spellingsOf(c.doc ?? '', c.term ?? '')
+        .filter((s) => closeEnough(c.word, s) || s.startsWith(c.word))
+        .sort((a, b) => swapDistance(c.word, a) - swapDistance(c.word, b))[0];
+      // A word the backlog has nothing near: the query is about something else, not misspelt.
+      if (spelling === undefined) return [];
+      spelled.set(c.word, spelling);
+    }
+    if (spelled.size === 0) return [];
+    let text = '';
+    let at = 0;
+    for (const run of this.analyzer.runs(request.query)) {
+      const replacement = spelled.get(foldWord(request.query.slice(run.start, run.end)));
+      if (replacement === undefined) continue;
+      text += request.query.slice(at, run.start) + replacement;
+      at = run.end;
+    }
+    text += request.query.slice(at);
+    return this.lexical.search({ ...request, query: text, limit: 1, offset: 0 }).total > 0 ? [text] : [];
+  }
+
   /** The mode a search runs in when it does not ask for one. */
   defaultMode(): SearchMode {
     return this.vectors?.state === 'ready' ? 'hybrid' : 'bm25';
@@ -293,14 +324,20 @@ export class OramaSearchService implements SearchEngine {
 
     // bm25 asked the index for the page itself.
     const page = mode === 'bm25' ? ranked : ranked.slice(q.offset, q.offset + q.limit);
-    if (total === 0) warnings.push(`nothing matched "${q.text}"`);
-    else if (mode !== 'bm25' && !ranked.some((h) => h.match !== 'semantic'))
+    let suggestions: string[] = [];
+    if (total === 0) {
+      suggestions = q.matchMode === 'simple' ? this.didYouMean(request) : [];
+      warnings.push(
+        `nothing matched "${q.text.length > 60 ? `${q.text.slice(0, 59)}…` : q.text}"${suggestions.length ? `; did you mean ${suggestions.map((t) => `"${t}"`).join(' or ')}?` : ''}`,
+      );
+    } else if (mode !== 'bm25' && !ranked.some((h) => h.match !== 'semantic'))
       warnings.push('no item contains these words; the results are nearest in meaning (match: "semantic")');
     const queryTerms = new Set(this.analyzer.queryTerms(positive));
     // From here on, synchronous: the snippets read the query's terms marked once for the whole answer.
     return this.results.withQuery(queryTerms, (bits) => {
       const toResult = (hit: RankedHit) => this.toResult(hit, bits, queryTerms, q.includeScores);
       const outcome: SearchOutcome = { results: page.map(toResult), total, mode, warnings };
+      if (suggestions.length) outcome.suggestions = suggestions;
       if (q.offset + page.length < total) outcome.next_offset = q.offset + page.length;
       if (q.groupBy)
         outcome.groups = indexGroups

@@ -70,6 +70,24 @@ export class ResultStore {
     });
   }
 
+  /**
+   * How the document writes the words indexed as `term` (lower-cased, at most 20 spellings): a "did
+   * you mean" reads as the backlog spells it. Words inside a compound or an id are not counted.
+   */
+  spellingsOf(id: string, term: string): string[] {
+    const doc = this.docs.get(id);
+    if (!doc) return [];
+    const language = this.languageOf(id);
+    const found = new Set<string>();
+    for (const text of [doc.fields.title, doc.tags, doc.body]) {
+      for (const run of this.analyzer.runs(text, language)) {
+        if (run.span === 1 && run.terms[0] === term) found.add(text.slice(run.start, run.end).toLowerCase());
+        if (found.size >= 20) return [...found];
+      }
+    }
+    return [...found];
+  }
+
   remove(id: string): void {
     this.docs.delete(id);
     this.prepared.delete(id);

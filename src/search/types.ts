@@ -195,6 +195,8 @@ export interface SearchOutcome {
   next_offset?: number;
   /** Something the caller should know, e.g. a requested mode that is not available. */
   warnings: string[];
+  /** When nothing matched: the query spelled as the index spells it ("did you mean"), if that finds something. */
+  suggestions?: string[];
   groups?: ResultGroup[];
   related?: RelatedResult[];
 }
