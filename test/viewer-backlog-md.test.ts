@@ -254,36 +254,38 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
       });
 
       it('says plainly when nothing matched: the answer’s warnings, and its suggestions as searches', async () => {
-        // GET /search is the real server's; only `suggestions` is set here, which it does not send yet.
-        const withSuggestions = async (route: Route, suggestions: string[] | undefined) => {
-          const response = await route.fetch();
-          const body = (await response.json()) as { total: number; suggestions?: string[] };
-          if (body.total === 0 && !body.suggestions?.length) {
-            if (suggestions) body.suggestions = suggestions;
-            else delete body.suggestions;
-          }
-          await route.fulfill({ response, json: body });
-        };
-        await page.route('**/search?**', (route) => withSuggestions(route, undefined));
-        await openSpotlight(page, url, 'zzqxv');
-        const empty = page.locator('.sl-empty');
+        // The real server's "did you mean": a misspelt word the backlog has.
+        await openSpotlight(page, url, 'windwos');
         expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
-        expect(await empty.innerText()).toContain('nothing matched "zzqxv"');
-        expect(await page.locator('.sl-suggestion').count()).toBe(0);
-        await page.unroute('**/search?**');
-
-        await page.route('**/search?**', (route) => withSuggestions(route, ['tailwind', 'blessed']));
-        await openSpotlight(page, url, 'zzqxv');
+        const empty = page.locator('.sl-empty');
+        expect(await empty.innerText()).toContain('nothing matched "windwos"');
         const suggestions = page.locator('.sl-suggestion');
-        expect(await suggestions.allInnerTexts()).toEqual(['tailwind', 'blessed']);
+        expect(await suggestions.allInnerTexts()).toEqual(['windows']);
         await shoot(page, `spotlight-nothing-matched-${vp.name}`);
         await suggestions.first().click();
-        await page.waitForSelector('#sl-list[data-key="tailwind||relevant"]', { state: 'attached' });
-        expect(await page.inputValue('.sl-input')).toBe('tailwind');
-        expect(new URL(page.url()).searchParams.get('q')).toBe('tailwind');
+        await page.waitForSelector('#sl-list[data-key="windows||relevant"]', { state: 'attached' });
+        expect(await page.inputValue('.sl-input')).toBe('windows');
+        expect(new URL(page.url()).searchParams.get('q')).toBe('windows');
         expect(Number(await page.getAttribute('#sl-list', 'data-total'))).toBeGreaterThan(0);
         expect(await page.locator('.sl-option').count()).toBeGreaterThan(0);
-        await page.unroute('**/search?**');
+
+        // A server from before "did you mean" sends no `suggestions`: the warnings and the advice still show.
+        const withoutSuggestions = async (route: Route) => {
+          const response = await route.fetch();
+          const body = (await response.json()) as { suggestions?: string[] };
+          delete body.suggestions;
+          await route.fulfill({ response, json: body });
+        };
+        await page.route('**/search?**', withoutSuggestions);
+        try {
+          await openSpotlight(page, url, 'windwos');
+          expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
+          expect(await empty.innerText()).toContain('nothing matched "windwos"');
+          expect(await empty.innerText()).toContain('Check the spelling');
+          expect(await suggestions.count()).toBe(0);
+        } finally {
+          await page.unroute('**/search?**', withoutSuggestions);
+        }
       });
     });
   }
