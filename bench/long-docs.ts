@@ -22,6 +22,9 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 /** The variants: each changes one thing from the current default (`base`). */
 export const VARIANTS: Record<string, { label: string; settings: Partial<SearchSettings> }> = {
   base: { label: 'current default', settings: {} },
+  head0: { label: 'no headings field (weight 0)', settings: { fieldWeights: { headings: 0 } as never } },
+  head1: { label: 'headings field, weight 1', settings: { fieldWeights: { headings: 1 } as never } },
+  head2: { label: 'headings field, weight 2', settings: { fieldWeights: { headings: 2 } as never } },
   prox25: { label: 'proximity +25%', settings: { proximity: 0.25 } },
   prox50: { label: 'proximity +50%', settings: { proximity: 0.5 } },
   prox100: { label: 'proximity +100%', settings: { proximity: 1 } },

@@ -12,6 +12,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadJudgedQueries } from '../../src/eval/beir.js';
 import { parseFile, TEXT_EXTENSIONS, fileType } from '../../src/storage/parse.js';
+import { detectFormat } from '../../src/storage/formats/detect.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -95,7 +96,7 @@ async function walk(dir: string, root: string, out: string[]): Promise<void> {
   }
 }
 
-/** Every text file of the backlog folder (what the engine indexes), parsed by the product's own parser. */
+/** Every text file of the backlog folder (what the engine indexes), parsed by the product's own parser in the folder's format. */
 export async function readDocs(dir = backlogSourceDir()): Promise<DevsetDoc[]> {
   const paths: string[] = [];
   await walk(dir, dir, paths);
@@ -103,11 +104,13 @@ export async function readDocs(dir = backlogSourceDir()): Promise<DevsetDoc[]> {
   const config = await readFile(join(dir, 'config.yml'), 'utf8').catch(() => '');
   const prefix = /^task_prefix:\s*["']?([A-Za-z]+)/m.exec(config)?.[1] ?? 'task';
   const taskId = new RegExp(`^${prefix}-\\d`, 'i');
+  // Read in the folder's own format, as the engine reads it (Backlog.md quotes `reporter: @name`).
+  const format = await detectFormat(dir);
   const docs: DevsetDoc[] = [];
   for (const path of paths) {
     const full = join(dir, path);
     const [text, st] = await Promise.all([readFile(full, 'utf8'), stat(full)]);
-    const { item } = parseFile({ path, size: st.size, mtime_ms: st.mtimeMs }, text);
+    const { item } = parseFile({ path, size: st.size, mtime_ms: st.mtimeMs }, text, format);
     if (!item) continue;
     const fmId = typeof item.frontmatter.id === 'string' ? item.frontmatter.id : '';
     docs.push({

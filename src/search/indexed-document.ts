@@ -10,6 +10,7 @@ export const SCHEMA = {
   author: 'string',
   body: 'string',
   extra: 'string',
+  headings: 'string',
   type: 'enum',
   status_key: 'enum',
   state: 'enum',
@@ -29,6 +30,7 @@ export interface IndexedDocument {
   author: string;
   body: string;
   extra: string;
+  headings: string;
   type?: string;
   status_key?: string;
   state?: string;
@@ -52,6 +54,7 @@ export function toIndexed(doc: SearchDocument): IndexedDocument {
     author: doc.author ?? '',
     body: doc.body ?? '',
     extra: doc.extra ?? '',
+    headings: headingsOf(doc.body ?? ''),
     tag_keys: (doc.tags ?? []).map((t) => t.toLowerCase()),
     lineage,
     folders: folderChain(doc.folder ?? ''),
@@ -64,4 +67,18 @@ export function toIndexed(doc: SearchDocument): IndexedDocument {
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();
   return out;
+}
+
+/** The text of the markdown headings of a body (outside fenced code), one per line. */
+export function headingsOf(body: string): string {
+  const out: string[] = [];
+  let fenced = false;
+  for (const line of body.split('\n')) {
+    if (/^\s{0,3}(```|~~~)/.test(line)) fenced = !fenced;
+    else if (!fenced) {
+      const m = /^\s{0,3}#{1,6}\s+(.*?)[\s#]*$/.exec(line);
+      if (m && m[1]) out.push(m[1]);
+    }
+  }
+  return out.join('\n');
 }

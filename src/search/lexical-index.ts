@@ -60,12 +60,12 @@ export interface SearchSettings {
   proximity: number;
 }
 
-/** Textbook BM25 parameters (k1 1.2, b 0.75 on the body) and title > tags > author > body; docs/search.md has their measured effect. */
+/** Textbook BM25 parameters (k1 1.2, b 0.75 on the body) and title > tags > headings > author > body; docs/search.md has their measured effect. */
 export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   tokenizer: {},
-  fieldWeights: { title: 2, tags: 1.5, author: 1.2, body: 1, extra: 0.5 },
+  fieldWeights: { title: 2, tags: 1.5, author: 1.2, body: 1, extra: 0.5, headings: 1.5 },
   k1: 1.2,
-  b: { title: 0.5, tags: 0.3, author: 0.3, body: 0.75, extra: 0.5 },
+  b: { title: 0.5, tags: 0.3, author: 0.3, body: 0.75, extra: 0.5, headings: 0.5 },
   coordination: 0,
   titleCoverage: 0.75,
   proximity: 0.25,

@@ -106,9 +106,69 @@ function isConstraint(node: QueryNode): boolean {
 
 /**
  * Evaluates `node`. Returns null for a neutral node (a leaf of stop-words only), which its parent
- * ignores. `conjunctive` turns adjacency into AND.
+ * ignores. `conjunctive` turns adjacency into AND. A leaf written more than once (`a* OR a* OR ...`) is
+ * scored once: `memo` holds each leaf's matches for the whole query.
  */
-export function evaluateQuery(node: QueryNode, ctx: QueryContext, conjunctive: boolean): Matches | null {
+export function evaluateQuery(
+  node: QueryNode,
+  ctx: QueryContext,
+  conjunctive: boolean,
+  memo: Map<string, Matches | null> = new Map(),
+): Matches | null {
+  if (node.kind === 'term' || node.kind === 'phrase' || node.kind === 'prefix') {
+    const key = `${node.kind}\u0000${node.field ?? ''}\u0000${node.text}`;
+    if (!memo.has(key)) memo.set(key, evaluateLeaf(node, ctx));
+    return memo.get(key)!;
+  }
+  const evaluate = (n: QueryNode) => evaluateQuery(n, ctx, conjunctive, memo);
+  switch (node.kind) {
+    case 'not': {
+      const inner = evaluate(node.child);
+      return inner ? exclude(fromSet(ctx.universe()), [inner]) : null;
+    }
+    case 'or': {
+      const parts = node.children.map(evaluate).filter((m): m is Matches => m !== null);
+      return parts.length ? union(parts) : null;
+    }
+    case 'and':
+    case 'implicit': {
+      const constraints = node.children.filter(isConstraint);
+      const scoring = node.children.filter((c) => !isConstraint(c));
+      const positive = scoring.map(evaluate).filter((m): m is Matches => m !== null);
+      const excluded: Matches[] = [];
+      const required: Matches[] = [];
+      for (const c of constraints) {
+        if (c.kind === 'not') {
+          const inner = evaluate(c.child);
+          if (inner) excluded.push(inner);
+        } else {
+          const m = evaluate(c);
+          if (m) required.push(m);
+        }
+      }
+      if (positive.length === 0 && required.length === 0 && excluded.length === 0) return null;
+      const combined =
+        positive.length === 0
+          ? null
+          : node.kind === 'and' || conjunctive
+            ? intersect(positive)
+            : union(positive);
+      const base = combined
+        ? required.length
+          ? intersect([combined, ...required])
+          : combined
+        : required.length
+          ? intersect(required)
+          : fromSet(ctx.universe());
+      return exclude(base, excluded);
+    }
+  }
+}
+
+function evaluateLeaf(
+  node: Extract<QueryNode, { kind: 'term' | 'phrase' | 'prefix' }>,
+  ctx: QueryContext,
+): Matches | null {
   switch (node.kind) {
     case 'term':
     case 'phrase': {
@@ -133,50 +193,6 @@ export function evaluateQuery(node: QueryNode, ctx: QueryContext, conjunctive: b
     case 'prefix': {
       const group = ctx.prefixGroup(node.text, ctx.fieldMask(node.field));
       return group ? fromScored(ctx.score([group], false)) : new Map();
-    }
-    case 'not': {
-      const inner = evaluateQuery(node.child, ctx, conjunctive);
-      return inner ? exclude(fromSet(ctx.universe()), [inner]) : null;
-    }
-    case 'or': {
-      const parts = node.children
-        .map((c) => evaluateQuery(c, ctx, conjunctive))
-        .filter((m): m is Matches => m !== null);
-      return parts.length ? union(parts) : null;
-    }
-    case 'and':
-    case 'implicit': {
-      const constraints = node.children.filter(isConstraint);
-      const scoring = node.children.filter((c) => !isConstraint(c));
-      const positive = scoring
-        .map((c) => evaluateQuery(c, ctx, conjunctive))
-        .filter((m): m is Matches => m !== null);
-      const excluded: Matches[] = [];
-      const required: Matches[] = [];
-      for (const c of constraints) {
-        if (c.kind === 'not') {
-          const inner = evaluateQuery(c.child, ctx, conjunctive);
-          if (inner) excluded.push(inner);
-        } else {
-          const m = evaluateQuery(c, ctx, conjunctive);
-          if (m) required.push(m);
-        }
-      }
-      if (positive.length === 0 && required.length === 0 && excluded.length === 0) return null;
-      const combined =
-        positive.length === 0
-          ? null
-          : node.kind === 'and' || conjunctive
-            ? intersect(positive)
-            : union(positive);
-      const base = combined
-        ? required.length
-          ? intersect([combined, ...required])
-          : combined
-        : required.length
-          ? intersect(required)
-          : fromSet(ctx.universe());
-      return exclude(base, excluded);
     }
   }
 }

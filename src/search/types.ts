@@ -26,7 +26,7 @@ export interface SearchDocument {
 }
 
 /** Searchable text fields, in the order of their default weight. */
-export const TEXT_FIELDS = ['title', 'tags', 'author', 'body', 'extra'] as const;
+export const TEXT_FIELDS = ['title', 'tags', 'author', 'body', 'extra', 'headings'] as const;
 export type TextField = (typeof TEXT_FIELDS)[number];
 
 /** Filters, each taking one value or a list; all combine with AND. Values inside one list combine with OR. */

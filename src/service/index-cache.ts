@@ -35,7 +35,7 @@ const MAC_BYTES = 32;
  * and script (word boundaries from Intl.Segmenter, per-language stemming), each document's language
  * and the index's language plan.
  */
-export const CACHE_FORMAT = 6;
+export const CACHE_FORMAT = 7;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
