@@ -1,20 +1,24 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
 import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
+import { VERSION } from '../version.js';
 import { DIAGNOSTIC_LEVELS, atLeast } from '../service/diagnostics.js';
 import type { DiagnosticLevel } from '../storage/types.js';
 import { createProgress } from './progress.js';
-import { formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
+import { describeFilters, formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
+import { styleFor, type Style } from './style.js';
+import { LIST_SORTS } from '../service/list-sort.js';
 import { loadBeir } from '../eval/beir.js';
 import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
 
 interface GlobalOptions {
   dir?: string;
+  color?: boolean;
   embeddings?: string;
   memoryBudget?: number;
 }
@@ -79,6 +83,12 @@ function filterOptions(cmd: Command): Command {
     .option('--file-type <exts>', 'extensions without the dot');
 }
 
+/** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
+function filterFlags(o: Record<string, unknown>): string {
+  const { type, status, parent, tag, author, path, folder, fileType } = o;
+  return describeFilters({ type, status, parent, tag, author, path, folder, 'file-type': fileType });
+}
+
 function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const map: Record<string, string> = {
@@ -95,13 +105,20 @@ function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-function print(json: boolean, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+/** JSON as it always was with --json; else the text, coloured when stdout is a terminal (see styleFor). */
+function print(json: boolean, value: unknown, text: (style: Style) => string, cmd?: Command): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    return;
+  }
+  const flag = cmd?.optsWithGlobals<GlobalOptions>().color;
+  process.stdout.write(`${text(styleFor(process.stdout, process.env, flag !== false))}\n`);
 }
 
 export function buildProgram(): Command {
   const program = new Command('backlog-search')
     .description('Search a backlog of markdown tasks, epics and documents.')
+    .version(VERSION, '-V, --version')
     .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
     .addOption(
       new Option(
@@ -115,7 +132,10 @@ export function buildProgram(): Command {
         'RSS the first embedding of a large backlog plans to stay under; a second core is used only if it fits (default: $BACKLOG_MEMORY_MB, else 400)',
       ).argParser(megabytes),
     )
-    .showHelpAfterError();
+    .option('--no-color', 'plain text even on a terminal (also: NO_COLOR=1)')
+    .showHelpAfterError()
+    // Usage errors reach main() as CommanderErrors, which exits with 2 like every other input error.
+    .exitOverride();
 
   filterOptions(
     program.command('search').description('search the backlog').argument('<query...>', 'words to search for'),
@@ -152,7 +172,7 @@ export function buildProgram(): Command {
         include_content: Boolean(o.content),
         include_scores: Boolean(o.scores),
       });
-      print(o.json, res, () => formatSearch(res));
+      print(o.json, res, (style) => formatSearch(res, style, filterFlags(o), Number(o.offset)), cmd);
     });
 
   program
@@ -163,19 +183,33 @@ export function buildProgram(): Command {
     .action(async (ids: string[], o, cmd: Command) => {
       const service = await open(cmd, 'lookup');
       const entries = service.get(ids);
-      print(o.json, entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries, () =>
-        formatGet(entries),
+      print(
+        o.json,
+        entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries,
+        (style) => formatGet(entries, style),
+        cmd,
       );
       if (entries.every((e) => e.status === 'error')) process.exitCode = 2;
     });
 
-  filterOptions(program.command('list').description('list items matching filters, most recent first'))
-    .option('-n, --limit <n>', 'items per page', '50')
+  filterOptions(
+    program.command('list').description('list items matching filters, most recently updated first'),
+  )
+    .addOption(
+      new Option(
+        '--sort <key>',
+        'updated or created (newest first), id or title (A-Z), priority (critical first), status (board order)',
+      )
+        .choices([...LIST_SORTS])
+        .default('updated'),
+    )
+    .option('-n, --limit <n>', 'items per page (1-1000)', '50')
+    .option('--offset <n>', 'skip this many items', '0')
     .option('--json', 'print JSON')
     .action(async (o, cmd: Command) => {
       const service = await open(cmd, 'lookup');
-      const res = service.list({ ...filtersFrom(o), limit: o.limit });
-      print(o.json, res, () => formatList(res));
+      const res = service.list({ ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset });
+      print(o.json, res, (style) => formatList(res, style, filterFlags(o), Number(o.offset)), cmd);
     });
 
   program
@@ -206,8 +240,11 @@ export function buildProgram(): Command {
       const service = await open(cmd);
       const d = service.diagnostics();
       const level = o.level as DiagnosticLevel;
-      print(o.json, { ...d, files: d.files.filter((f) => atLeast(f.level, level)) }, () =>
-        formatDiagnostics(d, level),
+      print(
+        o.json,
+        { ...d, files: d.files.filter((f) => atLeast(f.level, level)) },
+        (style) => formatDiagnostics(d, level, style),
+        cmd,
       );
     });
 
@@ -347,13 +384,43 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A reader that stops early (`| head -1`) closes the pipe; the next write fails with EPIPE. Stop
+ * quietly then, with status 0, as cat and grep do: nobody is left to read the rest.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
+/**
+ * Exit status: 0 done; 2 the input was wrong (a usage error from the argument parser, or a coded
+ * error such as INVALID_FILTER or NOT_FOUND); 1 anything else (INTERNAL, a bug).
+ */
 export async function main(argv = process.argv): Promise<void> {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
   const program = buildProgram();
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
     await Promise.all(opened.map((s) => s.close()));
   } catch (err) {
+    if (err instanceof CommanderError) {
+      // The parser already printed its message (and the help) on stderr; --help and --version exit 0.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      if (json && err.exitCode !== 0) {
+        const usage = new BacklogError(
+          'INVALID_INPUT',
+          err.message.replace(/^error: /, ''),
+          'Run the command with --help for its options.',
+        );
+        process.stdout.write(`${JSON.stringify({ status: 'error', error: usage.toJSON() }, null, 2)}\n`);
+      }
+      return;
+    }
     const e = isBacklogError(err)
       ? err
       : new BacklogError(
