@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
-import { CLI_ENTRY, DEMO_DIR, ROOT, cliArgs, runCli, tempBacklog } from './helpers.js';
+import { DEMO_DIR, ROOT, cliArgs, runCli, tempBacklog } from './helpers.js';
+import { runOnTerminal } from './terminal.js';
 
 // Colour is decided by the CLI alone in these tests: whatever the runner's environment says.
 const NO_FORCE = { FORCE_COLOR: undefined, NO_COLOR: undefined, CI: 'true', BACKLOG_EMBEDDINGS: 'none' };
@@ -21,20 +22,6 @@ function runWithClosedPipe(args: string[]): Promise<{ code: number | null; stder
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
-}
-
-/** Runs the CLI with stdout on a pseudo-terminal (util-linux `script`), as a person at a terminal sees it. */
-function runOnTerminal(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  const line = [process.execPath, '--import', 'tsx', CLI_ENTRY, ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qec', line, '/dev/null'], {
-    cwd: ROOT,
-    env: { ...process.env, ...NO_FORCE, TERM: 'xterm', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d));
-  return new Promise((resolve) => child.on('close', () => resolve(out)));
 }
 
 let dir: string;
