@@ -1,50 +1,87 @@
 import type { GetEntry, ListResponse, SearchResponse } from '../service/backlog-service.js';
 import { atLeast, type DiagnosticsReport } from '../service/diagnostics.js';
 import type { DiagnosticLevel } from '../storage/types.js';
+import { highlight, highlightStems, plain, terminalSafe, type Style } from './style.js';
 
-/** Human output: one line per hit, its snippet under it. */
-export function formatSearch(res: SearchResponse): string {
+/** The filters a command was given, as its flags: `--type epic --status done`; '' when none. */
+export function describeFilters(flags: Record<string, unknown>): string {
+  return Object.entries(flags)
+    .filter(([, v]) => v !== undefined)
+    .map(([flag, v]) => `--${flag} ${String(v)}`)
+    .join(' ');
+}
+
+const clean = (text: string) => terminalSafe(text);
+
+/** Human output: one line per hit, its snippet under it, the query's words marked when `style` colours. */
+export function formatSearch(res: SearchResponse, style: Style = plain, filters = '', offset = 0): string {
+  const where = filters ? `, filters ${filters}` : '';
+  const about = `(${res.search_mode}, ${res.took_ms} ms${where})`;
   const lines = [
-    `${res.total} result${res.total === 1 ? '' : 's'} for "${res.query}" (${res.search_mode}, ${res.took_ms} ms)`,
+    res.total === 0 && res.results.length === 0
+      ? `Nothing matched "${clean(res.query)}" ${about}.`
+      : `${res.total} result${res.total === 1 ? '' : 's'} for "${clean(res.query)}" ${about}`,
   ];
-  for (const w of res.warnings ?? []) lines.push(`warning: ${w}`);
+  // The service's own "nothing matched" warning is the line above.
+  for (const w of res.warnings ?? [])
+    if (!w.startsWith('nothing matched')) lines.push(style.yellow(`warning: ${clean(w)}`));
+  if (res.total > 0 && res.results.length === 0) lines.push(`No results past --offset ${offset}.`);
+  const stems = style.isColorSupported ? highlightStems(res.query) : [];
+  const mark = (text: string) => highlight(clean(text), stems, (w) => style.bold(style.yellow(w)));
   for (const r of res.results) {
-    const kind = r.status ? `${r.type}/${r.status}` : r.type;
-    const score = r.score !== undefined ? `  ${r.score.toFixed(3)}` : '';
-    const semantic = r.match === 'semantic' ? '  [semantic]' : '';
-    lines.push(`${r.id}  [${kind}]${semantic}  ${r.title}${score}`);
-    if (r.snippet.text) lines.push(`    ${r.snippet.text}`);
+    const kind = r.status ? `${r.type}/${clean(r.status)}` : r.type;
+    const score = r.score !== undefined ? style.dim(`  ${r.score.toFixed(3)}`) : '';
+    const semantic = r.match === 'semantic' ? style.magenta('  [semantic]') : '';
+    lines.push(
+      `${style.cyan(clean(r.id))}  ${style.dim(`[${kind}]`)}${semantic}  ${style.bold(mark(r.title))}${score}`,
+    );
+    if (r.snippet.text) lines.push(`    ${mark(r.snippet.text)}`);
   }
-  if (res.next_offset !== undefined) lines.push(`more: --offset ${res.next_offset}`);
+  if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   for (const g of res.groups ?? []) {
-    lines.push('', `${g.key} (${g.count})`);
-    for (const r of g.results) lines.push(`  ${r.id}  ${r.title}`);
+    lines.push('', style.bold(`${g.key} (${g.count})`));
+    for (const r of g.results) lines.push(`  ${style.cyan(clean(r.id))}  ${clean(r.title)}`);
   }
   if (res.related?.length) {
-    lines.push('', 'related:');
+    lines.push('', style.bold('related:'));
     const label = { parent: 'parent of', children: 'child of', references: 'linked to' };
     for (const r of res.related)
       lines.push(
-        `  ${r.id}  [${label[r.relation]} ${r.via}, ${r.distance} hop${r.distance > 1 ? 's' : ''}]  ${r.title}`,
+        `  ${style.cyan(clean(r.id))}  ${style.dim(`[${label[r.relation]} ${clean(r.via)}, ${r.distance} hop${r.distance > 1 ? 's' : ''}]`)}  ${clean(r.title)}`,
       );
   }
   return lines.join('\n');
 }
 
-export function formatList(res: ListResponse): string {
+/** One line per item; when nothing is listed, a sentence that says why (no items, or the filters). */
+export function formatList(res: ListResponse, style: Style = plain, filters = '', offset = 0): string {
+  if (res.total === 0)
+    return filters
+      ? `Nothing matched ${filters}.${/--status /.test(filters) ? ` Statuses in this backlog: ${res.statuses.map(clean).join(', ')}.` : ''}`
+      : 'The backlog has no items.';
   const counts = Object.entries(res.counts_by_status)
-    .map(([k, v]) => `${k}: ${v}`)
+    .map(([k, v]) => `${clean(k)}: ${v}`)
     .join(', ');
-  const lines = [`${res.total} items (${counts})`];
+  const shown =
+    res.results.length === res.total
+      ? ''
+      : res.results.length === 0
+        ? `, none past --offset ${offset}`
+        : `, ${offset + 1}-${offset + res.results.length} shown`;
+  const lines = [`${res.total} item${res.total === 1 ? '' : 's'}${shown} (${counts})`];
   for (const r of res.results)
-    lines.push(`${r.id}  [${r.status ? `${r.type}/${r.status}` : r.type}]  ${r.title}`);
+    lines.push(
+      `${style.cyan(clean(r.id))}  ${style.dim(`[${r.status ? `${r.type}/${clean(r.status)}` : r.type}]`)}  ${clean(r.title)}`,
+    );
+  if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   return lines.join('\n');
 }
 
-export function formatGet(entries: GetEntry[]): string {
+export function formatGet(entries: GetEntry[], style: Style = plain): string {
   return entries
     .map((e) => {
-      if (e.status === 'error') return `${e.id}: ${e.error.code} ${e.error.message}\nhint: ${e.error.hint}`;
+      if (e.status === 'error')
+        return `${style.red(`${clean(e.id)}: ${e.error.code}`)} ${clean(e.error.message)}\nhint: ${clean(e.error.hint)}`;
       const i = e.item;
       const meta = [
         `type: ${i.type}`,
@@ -55,13 +92,19 @@ export function formatGet(entries: GetEntry[]): string {
       ]
         .filter(Boolean)
         .join(' | ');
-      return `# ${i.title}\n${i.id} | ${meta}\n\n${i.body.trim()}`;
+      return `${style.bold(`# ${clean(i.title)}`)}\n${style.cyan(clean(i.id))} | ${clean(meta)}\n\n${terminalSafe(i.body.trim(), true)}`;
     })
     .join('\n\n---\n\n');
 }
 
 /** The report: the format, one summary line per kind (all levels), then the findings at `level` or worse. */
-export function formatDiagnostics(d: DiagnosticsReport, level: DiagnosticLevel = 'warning'): string {
+export function formatDiagnostics(
+  d: DiagnosticsReport,
+  level: DiagnosticLevel = 'warning',
+  style: Style = plain,
+): string {
+  const paint = (l: DiagnosticLevel, text: string) =>
+    l === 'error' ? style.red(text) : l === 'warning' ? style.yellow(text) : text;
   const e = d.embeddings;
   const embed =
     e.provider === 'none'
@@ -78,18 +121,21 @@ export function formatDiagnostics(d: DiagnosticsReport, level: DiagnosticLevel =
     `${d.items} items (${Object.entries(d.by_type)
       .map(([k, v]) => `${v} ${k}`)
       .join(', ')}${states ? `; tasks ${states}` : ''}), ${format}, search mode ${d.search_mode}, ${embed}`,
-    ...e.warnings.map((w) => `warning: ${w}`),
-    ...(e.buildNote ? [`note: ${e.buildNote}`] : []),
+    ...e.warnings.map((w) => style.yellow(`warning: ${clean(w)}`)),
+    ...(e.buildNote ? [`note: ${clean(e.buildNote)}`] : []),
   ];
   // The summary shows every level unless a stricter one was asked for.
   const summaryLevel = level === 'warning' ? 'info' : level;
   for (const s of d.summary)
-    if (atLeast(s.level, summaryLevel)) lines.push(`${s.level.padEnd(7)} ${s.message}`);
+    if (atLeast(s.level, summaryLevel))
+      lines.push(`${paint(s.level, s.level.padEnd(7))} ${clean(s.message)}`);
   const shown = d.files.filter((f) => atLeast(f.level, level));
   if (!d.files.some((f) => f.level !== 'info')) lines.push('No problems found.');
   if (shown.length) lines.push('');
   for (const f of shown)
-    lines.push(`${f.level} ${f.path}${f.line ? `:${f.line}` : ''} ${f.code}: ${f.message}`);
+    lines.push(
+      `${paint(f.level, f.level)} ${clean(f.path)}${f.line ? `:${f.line}` : ''} ${f.code}: ${clean(f.message)}`,
+    );
   const hidden = d.files.length - shown.length;
   if (hidden) lines.push(`(${hidden} more at a lower level: --level info shows them)`);
   return lines.join('\n');

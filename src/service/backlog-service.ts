@@ -29,6 +29,7 @@ import {
   type SearchOptionsInput,
 } from './options.js';
 import type { GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
+import { sortItems } from './list-sort.js';
 import { summarize } from './summary.js';
 import type {
   CreateInput,
@@ -252,7 +253,7 @@ export class BacklogService {
     return response;
   }
 
-  /** Items matching filters, without a query; most recently updated first. */
+  /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
   list(filters: ListOptionsInput = {}): ListResponse {
     const parsed = listOptionsSchema.safeParse(filters);
     if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
@@ -260,7 +261,7 @@ export class BacklogService {
     this.checkFilterValues(opts);
     const found = this.index.search({ query: '', filters: filtersOf(opts), limit: Number.MAX_SAFE_INTEGER });
     let items = found.hits.map((h) => this.store.byId(h.id)!);
-    if (opts.sort === 'id') items = items.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+    items = sortItems(items, opts.sort, this.statuses());
     const counts: Record<string, number> = {};
     for (const item of items) {
       const key = item.status ?? 'none';

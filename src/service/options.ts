@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BacklogError } from '../errors.js';
 import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
+import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
@@ -94,7 +95,10 @@ export type SearchOptions = z.output<typeof searchOptionsSchema>;
 export const listOptionsSchema = z
   .object({
     ...filterShape,
-    sort: z.enum(['recent', 'id']).default('recent'),
+    sort: z
+      .enum(LIST_SORTS)
+      .default('updated')
+      .describe('updated (newest first, also "recent"), created, id, title, priority, status (board order)'),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
     offset: z.coerce.number().int().min(0).default(0),
   })
@@ -172,10 +176,10 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
       'Pass the words to search for as a string.',
       { field },
     );
-  return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field), { field });
+  return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field, known), { field });
 }
 
-function hintFor(field: string): string {
+function hintFor(field: string, known: string[]): string {
   switch (field) {
     case 'types':
       return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
@@ -186,7 +190,10 @@ function hintFor(field: string): string {
     case 'offset':
       return 'Pass offset as an integer >= 0 (use next_offset from the previous page).';
     case 'sort':
-      return 'Use sort "relevant" or "recent".';
+      // Search takes a query; list does not, and has its own orders.
+      return known.includes('query')
+        ? 'Use sort "relevant" or "recent".'
+        : `Use sort ${LIST_SORTS.map((s) => `"${s}"`).join(', ')}.`;
     case 'mode':
       return `Use mode ${SEARCH_MODES.join(', ')}.`;
     default:

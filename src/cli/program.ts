@@ -1,0 +1,434 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { stat } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { isBacklogError, BacklogError } from '../errors.js';
+import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
+import type { BacklogService } from '../service/backlog-service.js';
+import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
+import { VERSION } from '../version.js';
+import { DIAGNOSTIC_LEVELS, atLeast } from '../service/diagnostics.js';
+import type { DiagnosticLevel } from '../storage/types.js';
+import { createProgress } from './progress.js';
+import { describeFilters, formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
+import { styleFor, type Style } from './style.js';
+import { LIST_SORTS } from '../service/list-sort.js';
+import { loadBeir } from '../eval/beir.js';
+import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
+
+interface GlobalOptions {
+  dir?: string;
+  color?: boolean;
+  embeddings?: string;
+  memoryBudget?: number;
+}
+
+function megabytes(value: string): number {
+  const mb = Number(value);
+  if (!Number.isFinite(mb) || mb <= 0)
+    throw new InvalidArgumentError('Give a positive number of MB, e.g. 800.');
+  return mb;
+}
+
+/** `--dir`, else BACKLOG_DIR, else ./backlog; the demo backlog when none of those exists and none was asked for. */
+async function resolveDir(explicit: string | undefined): Promise<string> {
+  const asked = explicit ?? process.env.BACKLOG_DIR;
+  if (asked) return resolve(asked);
+  const local = resolve('backlog');
+  if ((await stat(local).catch(() => null))?.isDirectory()) return local;
+  process.stderr.write(
+    `No ./backlog folder here; using the built-in demo backlog (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`,
+  );
+  return DEMO_BACKLOG_DIR;
+}
+
+/** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
+const opened: BacklogService[] = [];
+
+/**
+ * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
+ * chunk is cached, else bm25 with a warning); `index` rebuilds everything with progress bars; the
+ * servers embed in the background while lexical search answers.
+ */
+type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
+
+async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
+  const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+  const bar = kind === 'index' ? createProgress() : undefined;
+  const service = await openBacklog({
+    dir: await resolveDir(dir),
+    onProgress: bar?.update,
+    onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
+    watch,
+    rebuild: kind === 'index',
+    // get and list never rank by meaning: loading the model would cost them ~0.6 s and ~130 MB.
+    embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
+    embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
+    ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
+  });
+  bar?.stop();
+  if (kind !== 'server') opened.push(service);
+  return service;
+}
+
+function filterOptions(cmd: Command): Command {
+  return cmd
+    .option('-t, --type <types>', 'task, epic, resource (comma-separated)')
+    .option('-s, --status <statuses>', 'statuses (comma-separated)')
+    .option('-p, --parent <ids>', 'items under these ids, at any depth')
+    .option('--tag <tags>', 'any of these tags')
+    .option('--author <authors>', 'any of these authors')
+    .option('--path <globs>', 'file paths or globs relative to the backlog root')
+    .option('--folder <folders>', 'folders relative to the backlog root')
+    .option('--file-type <exts>', 'extensions without the dot');
+}
+
+/** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
+function filterFlags(o: Record<string, unknown>): string {
+  const { type, status, parent, tag, author, path, folder, fileType } = o;
+  return describeFilters({ type, status, parent, tag, author, path, folder, 'file-type': fileType });
+}
+
+function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const map: Record<string, string> = {
+    type: 'types',
+    status: 'status',
+    parent: 'parent_id',
+    tag: 'tags',
+    author: 'author',
+    path: 'path',
+    folder: 'folder',
+    fileType: 'file_type',
+  };
+  for (const [from, to] of Object.entries(map)) if (o[from] !== undefined) out[to] = o[from];
+  return out;
+}
+
+/** JSON as it always was with --json; else the text, coloured when stdout is a terminal (see styleFor). */
+function print(json: boolean, value: unknown, text: (style: Style) => string, cmd?: Command): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    return;
+  }
+  const flag = cmd?.optsWithGlobals<GlobalOptions>().color;
+  process.stdout.write(`${text(styleFor(process.stdout, process.env, flag !== false))}\n`);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('backlog-search')
+    .description('Search a backlog of markdown tasks, epics and documents.')
+    .version(VERSION, '-V, --version')
+    .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
+    .addOption(
+      new Option(
+        '-e, --embeddings <provider>',
+        'embedding provider for hybrid search (default: $BACKLOG_EMBEDDINGS, else auto)',
+      ).choices(['auto', 'transformers', 'bundled', 'none']),
+    )
+    .addOption(
+      new Option(
+        '--memory-budget <MB>',
+        'RSS the first embedding of a large backlog plans to stay under; a second core is used only if it fits (default: $BACKLOG_MEMORY_MB, else 400)',
+      ).argParser(megabytes),
+    )
+    .option('--no-color', 'plain text even on a terminal (also: NO_COLOR=1)')
+    .showHelpAfterError()
+    // Usage errors reach main() as CommanderErrors, which exits with 2 like every other input error.
+    .exitOverride();
+
+  filterOptions(
+    program.command('search').description('search the backlog').argument('<query...>', 'words to search for'),
+  )
+    .addOption(
+      new Option('--sort <order>', 'relevant or recent').choices(['relevant', 'recent']).default('relevant'),
+    )
+    .option('-n, --limit <n>', 'results per page (1-100)', '10')
+    .option('--offset <n>', 'skip this many results', '0')
+    .option('--all-words', 'every word must match (conjunctive)')
+    .option(
+      '--raw',
+      'query language: "phrase", prefix*, AND/OR/NOT, -word, title:/tags:/status:/author:/type:',
+    )
+    .option('--related [hops]', 'add items linked to the hits, up to 1-3 links away')
+    .addOption(new Option('--group-by <key>', 'group results').choices(['type']))
+    .option('--content', 'include full content')
+    .option('--scores', 'include scores')
+    .option('--json', 'print JSON')
+    .action(async (words: string[], o, cmd: Command) => {
+      const service = await open(cmd);
+      // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
+      await service.semanticReady();
+      const res = await service.searchUnified(words.join(' '), {
+        ...filtersFrom(o),
+        sort: o.sort,
+        limit: o.limit,
+        offset: o.offset,
+        conjunctive: Boolean(o.allWords),
+        match_mode: o.raw ? 'raw' : 'simple',
+        include_related: o.related !== undefined,
+        max_hops: typeof o.related === 'string' ? o.related : undefined,
+        group_by: o.groupBy,
+        include_content: Boolean(o.content),
+        include_scores: Boolean(o.scores),
+      });
+      print(o.json, res, (style) => formatSearch(res, style, filterFlags(o), Number(o.offset)), cmd);
+    });
+
+  program
+    .command('get')
+    .description('show items by id, resource URI or path')
+    .argument('<ids...>')
+    .option('--json', 'print JSON')
+    .action(async (ids: string[], o, cmd: Command) => {
+      const service = await open(cmd, 'lookup');
+      const entries = service.get(ids);
+      print(
+        o.json,
+        entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries,
+        (style) => formatGet(entries, style),
+        cmd,
+      );
+      if (entries.every((e) => e.status === 'error')) process.exitCode = 2;
+    });
+
+  filterOptions(
+    program.command('list').description('list items matching filters, most recently updated first'),
+  )
+    .addOption(
+      new Option(
+        '--sort <key>',
+        'updated or created (newest first), id or title (A-Z), priority (critical first), status (board order)',
+      )
+        .choices([...LIST_SORTS])
+        .default('updated'),
+    )
+    .option('-n, --limit <n>', 'items per page (1-1000)', '50')
+    .option('--offset <n>', 'skip this many items', '0')
+    .option('--json', 'print JSON')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd, 'lookup');
+      const res = service.list({ ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset });
+      print(o.json, res, (style) => formatList(res, style, filterFlags(o), Number(o.offset)), cmd);
+    });
+
+  program
+    .command('index')
+    .description('read every file and rebuild the index, with progress')
+    .action(async (_o, cmd: Command) => {
+      const started = performance.now();
+      const service = await open(cmd, 'index');
+      const d = service.diagnostics();
+      process.stdout.write(
+        `Indexed ${d.items} items (${Object.entries(d.by_type)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`,
+      );
+      if (d.embeddings.buildNote) process.stderr.write(`note: ${d.embeddings.buildNote}\n`);
+    });
+
+  program
+    .command('diagnostics')
+    .description('report files that did not fit the schema, with a summary line per kind')
+    .addOption(
+      new Option('--level <level>', 'show findings at this level or worse')
+        .choices([...DIAGNOSTIC_LEVELS])
+        .default('warning'),
+    )
+    .option('--json', 'print JSON (findings filtered by --level)')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd);
+      const d = service.diagnostics();
+      const level = o.level as DiagnosticLevel;
+      print(
+        o.json,
+        { ...d, files: d.files.filter((f) => atLeast(f.level, level)) },
+        (style) => formatDiagnostics(d, level, style),
+        cmd,
+      );
+    });
+
+  program
+    .command('eval')
+    .description('evaluate ranking on a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)')
+    .argument('<dir>')
+    .option('--split <split>', 'qrels split', 'test')
+    .addOption(
+      new Option('--mode <mode>', 'retrieval mode').choices(['bm25', 'semantic', 'hybrid']).default('bm25'),
+    )
+    .option('--json', 'print one JSON object')
+    .action(async (dir: string, o, cmd: Command) => {
+      const dataset = await loadBeir(resolve(dir), o.split);
+      if (o.mode === 'bm25') {
+        const report = await runEval(dataset, oramaServiceRetriever());
+        print(o.json, { ...report, mode: 'bm25' }, () => formatReport(report, 'bm25'));
+        return;
+      }
+      const { embeddings } = cmd.optsWithGlobals<GlobalOptions>();
+      const retriever = embeddingRetriever(o.mode, {
+        provider: embeddings === 'transformers' || embeddings === 'auto' ? embeddings : 'bundled',
+        // Embeddings of the corpus are kept in this project's .cache, never in the dataset's folder.
+        cacheDir: resolve('.cache', 'eval-embeddings', basename(resolve(dir))),
+      });
+      try {
+        const report = await runEval(dataset, retriever);
+        // The mode that actually ran: without an embedding provider the fused list is BM25 alone.
+        const mode = retriever.provider() === 'none' ? 'bm25' : o.mode;
+        if (mode !== o.mode) process.stderr.write(`no embedding provider could be loaded; ran ${mode}\n`);
+        print(o.json, { ...report, mode }, () => formatReport(report, mode));
+      } finally {
+        await retriever.close();
+      }
+    });
+
+  program
+    .command('mcp')
+    .description('serve the backlog to an MCP client over stdio (stdout carries the protocol)')
+    .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
+    .option('--read-only', 'serve search and get only: no write tool is listed')
+    .action(async (o, cmd: Command) => {
+      const service = await open(cmd, 'server', o.watch !== false);
+      const { runStdioServer } = await import('../mcp/stdio.js');
+      process.stderr.write(
+        `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+      );
+      try {
+        await runStdioServer(service, { readOnly: Boolean(o.readOnly) });
+      } finally {
+        await closeBacklog(service);
+      }
+    });
+
+  program
+    .command('serve')
+    .description('serve the web viewer at /, the HTTP API (/search, /tasks, /events) and MCP at /mcp')
+    .option('--port <n>', 'port (0 picks a free one)', '3030')
+    .option('--host <host>', 'interface to bind; 127.0.0.1 keeps it on this machine', '127.0.0.1')
+    .option(
+      '--allow-host <names>',
+      'extra Host header names to accept, comma-separated (DNS-rebinding guard)',
+    )
+    .option(
+      '--allow-origin <origins>',
+      'extra browser origins to accept, comma-separated, e.g. https://app.example.com',
+    )
+    .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
+    .option('--viewer-dir <path>', 'serve the viewer from this folder (default: the built one, dist/viewer)')
+    .option(
+      '--token <secret>',
+      'bearer token every API and MCP request must carry (default: $BACKLOG_TOKEN); required with a --host beyond loopback',
+    )
+    .option('--read-only', 'serve search and get only: no write tool is listed')
+    .action(async (o, cmd: Command) => {
+      const token: string | undefined = o.token ?? (process.env.BACKLOG_TOKEN || undefined);
+      const { checkAccess } = await import('../http/auth.js');
+      checkAccess(o.host, token);
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new BacklogError(
+          'INVALID_FILTER',
+          `--port ${o.port} is not a port number`,
+          'Pass an integer from 0 to 65535 (0 picks a free port).',
+          { field: 'port' },
+        );
+      const service = await open(cmd, 'server', o.watch !== false);
+      const { startHttpServer } = await import('../http/server.js');
+      const list = (v: unknown) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined;
+      const running = await startHttpServer({
+        service,
+        host: o.host,
+        port,
+        allowedHosts: list(o.allowHost),
+        allowedOrigins: list(o.allowOrigin),
+        viewerDir: o.viewerDir ? resolve(o.viewerDir) : undefined,
+        token,
+        readOnly: Boolean(o.readOnly),
+      }).catch(async (err: NodeJS.ErrnoException) => {
+        await closeBacklog(service);
+        if (err.code === 'EADDRINUSE')
+          throw new BacklogError(
+            'CONFLICT',
+            `${o.host}:${port} is already in use`,
+            'Pass another --port (0 picks a free one), or stop the other server.',
+            { field: 'port' },
+          );
+        throw err;
+      });
+      const { findViewerDir } = await import('../http/viewer.js');
+      process.stderr.write(
+        `backlog-search: serving ${service.dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
+          `Viewer: ${running.url}/${token ? `#token=${encodeURIComponent(token)}` : ''}${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
+          `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n` +
+          (token ? 'Every API and MCP request needs the header "Authorization: Bearer <token>".\n' : '') +
+          (o.readOnly ? 'Read-only: no write tool is listed.\n' : ''),
+      );
+      if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
+        process.stderr.write(
+          `note: bound to ${o.host}, but only localhost Host headers are accepted; add --allow-host <name> for the names clients use.\n`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await running.close();
+      await closeBacklog(service);
+    });
+
+  return program;
+}
+
+/**
+ * A reader that stops early (`| head -1`) closes the pipe; the next write fails with EPIPE. Stop
+ * quietly then, with status 0, as cat and grep do: nobody is left to read the rest.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
+/**
+ * Exit status: 0 done; 2 the input was wrong (a usage error from the argument parser, or a coded
+ * error such as INVALID_FILTER or NOT_FOUND); 1 anything else (INTERNAL, a bug).
+ */
+export async function main(argv = process.argv): Promise<void> {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
+  const program = buildProgram();
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv);
+    await Promise.all(opened.map((s) => s.close()));
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // The parser already printed its message (and the help) on stderr; --help and --version exit 0.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      if (json && err.exitCode !== 0) {
+        const usage = new BacklogError(
+          'INVALID_INPUT',
+          err.message.replace(/^error: /, ''),
+          'Run the command with --help for its options.',
+        );
+        process.stdout.write(`${JSON.stringify({ status: 'error', error: usage.toJSON() }, null, 2)}\n`);
+      }
+      return;
+    }
+    const e = isBacklogError(err)
+      ? err
+      : new BacklogError(
+          'INTERNAL',
+          (err as Error).message ?? String(err),
+          'This is a bug; please report it with the command you ran.',
+        );
+    if (json) process.stdout.write(`${JSON.stringify({ status: 'error', error: e.toJSON() }, null, 2)}\n`);
+    else process.stderr.write(`error ${e.code}: ${e.message}\nhint: ${e.hint}\n`);
+    process.exitCode = e.code === 'INTERNAL' ? 1 : 2;
+  }
+}
