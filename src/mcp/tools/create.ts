@@ -1,7 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { createInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 
 /** Names agents use for the fields of a write (Backlog.md's `labels`, a `description` for the body). */
@@ -19,7 +18,6 @@ export function createTool(service: BacklogService): ToolSpec {
     description:
       'Creates a task (or epic) file tasks/<ID>-<slug>.md with the next free id (TASK-0001, EPIC-0001) and returns the id; it is searchable when this returns. status defaults to open; parent_id must be an existing task or epic. Values are validated strictly (INVALID_FILTER names the field). Example: {"title": "Add rate-limit to password reset", "parent_id": "EPIC-0001", "tags": ["auth"], "body": "## Context\\n..."}',
     strict: createInputSchema,
-    output: output(writeShape),
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -1,7 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { deleteInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 
 export function deleteTool(service: BacklogService): ToolSpec {
@@ -10,7 +9,6 @@ export function deleteTool(service: BacklogService): ToolSpec {
     description:
       'Deletes the file of a task, epic or resource (by id, resource URI or path); it leaves the index when this returns. A task or epic with children is refused with CONFLICT unless force: true. Example: {"id": "TASK-0042"}',
     strict: deleteInputSchema,
-    output: output(writeShape),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     aliases: { ids: 'id', path: 'id', uri: 'id' },
     run: async (args) => writeOutput(await service.delete(args as Parameters<BacklogService['delete']>[0])),

@@ -1,7 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { updateInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 import { WRITE_ALIASES } from './create.js';
 
@@ -11,7 +10,6 @@ export function updateTool(service: BacklogService): ToolSpec {
     description:
       'Patches a task or epic: only the fields given change (null clears one), updated_at is set. Body edits: body replaces it, append adds to it, old_string + new_string edits one passage (CONFLICT if absent or ambiguous). expected_updated_at guards against lost updates. Example: {"id": "TASK-0001", "status": "done", "append": "Shipped in 2.4."}',
     strict: updateInputSchema,
-    output: output(writeShape),
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,
