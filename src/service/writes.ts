@@ -8,24 +8,25 @@ import type { Stats } from 'node:fs';
 import { BacklogError, errors } from '../errors.js';
 import { isIgnoredPath } from '../storage/backlog-store.js';
 import { editFrontMatter, parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
-import {
-  RESOURCE_URI_PREFIX,
-  TEXT_EXTENSIONS,
-  fileType,
-  isTaskPath,
-  pathOfUri,
-  resourceUri,
-} from '../storage/parse.js';
+import type { BacklogFormat } from '../storage/formats/detect.js';
+import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, pathOfUri, resourceUri } from '../storage/parse.js';
 import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
 import { FIELD_ALIASES } from '../storage/schema.js';
 import { createFileExclusive, writeFileAtomic } from '../storage/write-file.js';
 import { appendText, checkSize, commitIfUnchanged, fsError, inFileEol, replaceString } from './write-text.js';
 import { allocateId, slugify, withWriteLock } from './id-allocation.js';
+import {
+  archiveBacklogMdTask,
+  backlogMdChanges,
+  createBacklogMdTask,
+  quoteBareNamesInFile,
+} from './backlog-md-writes.js';
 import type { z } from 'zod';
 import type { BacklogItem } from '../storage/types.js';
 import { summarize } from './summary.js';
 import {
   FIELD_HINTS,
+  checkVocabulary,
   createInputSchema,
   deleteInputSchema,
   parseInput,
@@ -116,8 +117,9 @@ function serialize(fm: Record<string, unknown>, body: string): string {
 function readFrontmatter(
   text: string,
   path: string,
+  format?: BacklogFormat,
 ): { fm: Record<string, unknown>; body: string; block: string } {
-  const parsed = parseFrontmatter(text);
+  const parsed = parseFrontmatter(text, format?.prepareFrontmatter);
   if (parsed.error)
     throw new BacklogError(
       'CONFLICT',
@@ -133,8 +135,12 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
   const id = service.resolve(ref);
   if (!id) throwField('parent_id', `parent_id: no item with id "${ref}"`, FIELD_HINTS.parent_id);
   const parent = service.get(id);
-  if (parent.type === 'resource')
-    throwField('parent_id', `parent_id: "${ref}" is a resource, not a task or epic`, FIELD_HINTS.parent_id);
+  if (parent.type !== 'task' && parent.type !== 'epic')
+    throwField(
+      'parent_id',
+      `parent_id: "${ref}" is a ${parent.type}, not a task or epic`,
+      FIELD_HINTS.parent_id,
+    );
   if (self) {
     const seen = new Set<string>();
     let cur: string | undefined = id;
@@ -157,7 +163,7 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
 // Paths
 
 /** A resource path the caller may write: inside the root, not hidden, an indexed text type, not a task file. */
-export function safeResourcePath(input: string): string {
+export function safeResourcePath(input: string, format: BacklogFormat): string {
   let p = input.trim();
   if (p.startsWith(RESOURCE_URI_PREFIX)) p = pathOfUri(p); // a URI is %-encoded, a path is not
   if (!p) throwField('path', `path "${input}" is empty`, FIELD_HINTS.path);
@@ -174,10 +180,10 @@ export function safeResourcePath(input: string): string {
       `path "${input}" has ${ext ? `extension .${ext}` : 'no extension'}, which the backlog does not index`,
       `Use a text extension: ${[...TEXT_EXTENSIONS].join(', ')}.`,
     );
-  if (isTaskPath(p))
+  if (format.roleOf(p)?.type === 'task')
     throwField(
       'path',
-      `path "${input}" is a task file (markdown under tasks/)`,
+      `path "${input}" is a task file (markdown in a folder of tasks)`,
       'Use backlog_create and backlog_update for tasks and epics.',
     );
   return p;
@@ -206,19 +212,24 @@ async function applied(
 export async function createItem(service: WriteTarget, raw: CreateInput): Promise<WriteResult> {
   const input = parseInput(createInputSchema, raw);
   checkExtraFields(input.fields);
+  const { status = service.format.config.defaultStatus, priority } = checkVocabulary(service.format, input);
   const parent = input.parent_id ? resolveParent(service, input.parent_id) : undefined;
+  if (service.format.name === 'backlog-md') {
+    const rel = await createBacklogMdTask(service, input, status, priority ?? undefined, parent);
+    return applied(service, rel, 'created');
+  }
   const now = new Date().toISOString();
   const prefix = input.type === 'epic' ? 'EPIC' : 'TASK';
   const fm: Record<string, unknown> = {
     id: `${prefix}-0000`,
     title: input.title,
     type: input.type,
-    status: input.status,
+    status,
     parent_id: parent,
     tags: input.tags?.length ? input.tags : undefined,
     author: input.author ?? undefined,
     assignee: input.assignee ?? undefined,
-    priority: input.priority ?? undefined,
+    priority: priority ?? undefined,
     references: input.references?.length ? input.references : undefined,
     ...Object.fromEntries(Object.entries(input.fields ?? {}).filter(([, v]) => v !== null)),
     created_at: now,
@@ -246,6 +257,7 @@ export async function createItem(service: WriteTarget, raw: CreateInput): Promis
 export async function updateItem(service: WriteTarget, raw: UpdateInput): Promise<WriteResult> {
   const input = parseInput(updateInputSchema, raw);
   checkExtraFields(input.fields);
+  Object.assign(input, checkVocabulary(service.format, input));
   const bodyOps = [
     input.body !== undefined && 'body',
     input.append !== undefined && 'append',
@@ -271,11 +283,11 @@ export async function updateItem(service: WriteTarget, raw: UpdateInput): Promis
     );
 
   const first = service.get(input.id);
-  if (first.type === 'resource')
+  if (first.type !== 'task' && first.type !== 'epic')
     throwField(
       'id',
-      `${input.id} is a resource, not a task or epic`,
-      'Use backlog_write_resource to change resources.',
+      `${input.id} is a ${first.type}, not a task or epic`,
+      'Use backlog_write_resource to change resources and documents.',
     );
   const abs = await resolveForWrite(service.dir, first.path).catch((err) => fsError(err, first.path));
   return withWriteLock(service.dir, first.path, abs, async () => {
@@ -313,10 +325,13 @@ async function readForEdit(
 function patchTask(
   service: WriteTarget,
   item: BacklogItem,
-  text: string,
+  original: string,
   input: z.output<typeof updateInputSchema>,
 ): { out: string; replacements?: number } {
-  const parsed = readFrontmatter(text, item.path);
+  const md = service.format.name === 'backlog-md';
+  // Backlog.md reads `assignee: @name` as text; quoted so, the block is YAML the edit can work on.
+  const text = md ? quoteBareNamesInFile(original) : original;
+  const parsed = readFrontmatter(text, item.path, service.format);
   const fm = datesAsText(parsed.fm);
   const changes: [string, unknown][] = [];
   const hasFrontMatter = parsed.block !== '' || text.length !== parsed.body.length;
@@ -339,35 +354,12 @@ function patchTask(
       );
   }
 
-  // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
-  if (fm.id === undefined) setField(fm, 'id', item.id, changes);
-  if (fm.title === undefined && input.title === undefined) setField(fm, 'title', item.title, changes);
-  if (fm.type === undefined && input.type === undefined) setField(fm, 'type', item.type, changes);
-
-  if (input.title !== undefined) setField(fm, 'title', input.title, changes);
-  if (input.type !== undefined) setField(fm, 'type', input.type, changes);
-  if (input.status !== undefined) setField(fm, 'status', input.status, changes);
-  if (input.parent_id !== undefined)
-    setField(
-      fm,
-      'parent_id',
-      input.parent_id === null ? null : resolveParent(service, input.parent_id, item.id),
-      changes,
-    );
-  if (input.tags !== undefined) setField(fm, 'tags', input.tags, changes);
-  if (input.author !== undefined) setField(fm, 'author', input.author, changes);
-  if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee, changes);
-  if (input.priority !== undefined) setField(fm, 'priority', input.priority, changes);
-  if (input.references !== undefined) setField(fm, 'references', input.references, changes);
-  for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v, changes);
-  setField(fm, 'updated_at', nextUpdatedAt(fm), changes);
-  validateFrontmatter(
-    fm,
-    new Set([
-      ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
-      ...Object.keys(input.fields ?? {}),
-    ]),
-  );
+  const parent =
+    input.parent_id === undefined || input.parent_id === null
+      ? input.parent_id
+      : resolveParent(service, input.parent_id, item.id);
+  if (md) changes.push(...backlogMdChanges(parsed.fm, input, parent));
+  else patchNativeFrontMatter(item, fm, input, parent, changes);
 
   let body = parsed.body;
   let replacements: number | undefined;
@@ -396,6 +388,39 @@ function patchTask(
   return { out, replacements };
 }
 
+/** The changes of an update to a native task's front matter, checked against the strict task schema. */
+function patchNativeFrontMatter(
+  item: BacklogItem,
+  fm: Record<string, unknown>,
+  input: z.output<typeof updateInputSchema>,
+  parent: string | null | undefined,
+  changes: [string, unknown][],
+): void {
+  // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
+  if (fm.id === undefined) setField(fm, 'id', item.id, changes);
+  if (fm.title === undefined && input.title === undefined) setField(fm, 'title', item.title, changes);
+  if (fm.type === undefined && input.type === undefined) setField(fm, 'type', item.type, changes);
+
+  if (input.title !== undefined) setField(fm, 'title', input.title, changes);
+  if (input.type !== undefined) setField(fm, 'type', input.type, changes);
+  if (input.status !== undefined) setField(fm, 'status', input.status, changes);
+  if (parent !== undefined) setField(fm, 'parent_id', parent, changes);
+  if (input.tags !== undefined) setField(fm, 'tags', input.tags, changes);
+  if (input.author !== undefined) setField(fm, 'author', input.author, changes);
+  if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee, changes);
+  if (input.priority !== undefined) setField(fm, 'priority', input.priority, changes);
+  if (input.references !== undefined) setField(fm, 'references', input.references, changes);
+  for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v, changes);
+  setField(fm, 'updated_at', nextUpdatedAt(fm), changes);
+  validateFrontmatter(
+    fm,
+    new Set([
+      ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
+      ...Object.keys(input.fields ?? {}),
+    ]),
+  );
+}
+
 /** Now, as ISO 8601, and always later than the file's updated_at (two updates in one millisecond still differ). */
 function nextUpdatedAt(fm: Record<string, unknown>): string {
   const previous = Date.parse(
@@ -416,6 +441,14 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
       'Delete or re-parent the children first (backlog_update with parent_id), or pass force: true to delete only this item.',
       { field: 'force', children },
     );
+  }
+  if (service.format.name === 'backlog-md' && item.type === 'task' && !input.permanent) {
+    // Backlog.md's delete is an archive: the file moves to archive/ and stays readable.
+    const target = await archiveBacklogMdTask(service, item);
+    service.removeFile(item.path);
+    const result = await applied(service, target, 'archived');
+    if (children.length) result.orphaned = children;
+    return result;
   }
   const abs = await resolveForWrite(service.dir, item.path).catch((err) => fsError(err, item.path));
   return withWriteLock(service.dir, item.path, abs, async () => {
@@ -439,7 +472,7 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
 
 export async function writeResourceFile(service: WriteTarget, raw: WriteResourceInput): Promise<WriteResult> {
   const input = parseInput(writeResourceInputSchema, raw);
-  const rel = safeResourcePath(input.path);
+  const rel = safeResourcePath(input.path, service.format);
   const mode = input.mode ?? (input.old_string !== undefined ? 'replace' : 'create');
   if (mode === 'replace') {
     if (input.old_string === undefined)

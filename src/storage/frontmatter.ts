@@ -235,9 +235,17 @@ export function parseYamlFile(text: string): { data: Record<string, unknown>; er
 }
 
 /** Front matter and content as a file (YAML), for writes. */
-export function stringifyFrontmatter(data: Record<string, unknown>, content: string): string {
-  // lineWidth -1: js-yaml would otherwise fold long titles over several lines.
-  return matter.stringify({ content }, data, { engines: ENGINES, lineWidth: -1 } as never);
+export function stringifyFrontmatter(
+  data: Record<string, unknown>,
+  content: string,
+  { foldLongLines = false }: { foldLongLines?: boolean } = {},
+): string {
+  // lineWidth -1: js-yaml would otherwise fold long titles over several lines (Backlog.md lets it: its
+  // files are written with js-yaml's defaults, and `foldLongLines` writes as it does).
+  return matter.stringify({ content }, data, {
+    engines: ENGINES,
+    ...(foldLongLines ? {} : { lineWidth: -1 }),
+  } as never);
 }
 
 // ---------------------------------------------------------------------------------------------
