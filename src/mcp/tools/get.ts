@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { BacklogError, errors } from '../../errors.js';
 import type { BacklogService } from '../../service/backlog-service.js';
-import { oneOrMany } from '../../service/options.js';
 import { exampleId, itemText, itemView } from '../format.js';
 import { READ_ONLY, answer, parseStrict, responseFormatShape, type ToolSpec } from '../tool.js';
 
@@ -11,7 +10,9 @@ export const GET_CONTENT_MAX = 200_000;
 
 export const getInputSchema = z
   .object({
-    ids: oneOrMany(z.string()).describe('ids, resource URIs or paths, as search returns them'),
+    ids: z
+      .union([z.string(), z.array(z.string())])
+      .describe('ids, resource URIs or paths, as search returns them'),
     max_chars: z.coerce
       .number()
       .int()
@@ -29,6 +30,21 @@ export const getInputSchema = z
   })
   .strict();
 
+/**
+ * The ids a call names. A list is taken as given; one string is one id, URI or path when it names an
+ * item (a file name may hold commas: `back-299 - Fix-...-(Codex,-Gemini,-Claude).md`), else a
+ * comma-separated list of them.
+ */
+function idsOf(service: BacklogService, ids: string | string[]): string[] {
+  if (Array.isArray(ids)) return ids.map((s) => s.trim()).filter(Boolean);
+  const one = ids.trim();
+  if (!one.includes(',') || service.resolve(one) !== undefined) return one ? [one] : [];
+  return one
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 export function getTool(service: BacklogService): ToolSpec {
   return {
     title: 'Get backlog items',
@@ -41,15 +57,16 @@ export function getTool(service: BacklogService): ToolSpec {
     nullIsUnset: true,
     run: (args) => {
       const input = parseStrict(getInputSchema, args);
-      if (input.ids.length === 0)
+      const ids = idsOf(service, input.ids);
+      if (ids.length === 0)
         throw new BacklogError(
           'INVALID_FILTER',
           'ids is empty',
           'Pass at least one id, e.g. {"ids": "TASK-0001"}.',
           { field: 'ids' },
         );
-      if (input.ids.length === 1) service.get(input.ids[0]); // a single unknown id is an error, not an entry
-      const found = service.get(input.ids);
+      if (ids.length === 1) service.get(ids[0]); // a single unknown id is an error, not an entry
+      const found = service.get(ids);
       const chars = found.reduce(
         (n, e) =>
           n +
