@@ -90,6 +90,20 @@ const ours = await connect(
 const hasTheirs = await installBacklogMdCli();
 const theirs = hasTheirs ? await connect(BACKLOG_MD_CLI, ['mcp', 'start'], work) : undefined;
 
+// With embeddings, wait until the semantic index is built, so the searches below are hybrid (not bm25 with a warning).
+if (embeddings !== 'none') {
+  const started = Date.now();
+  for (;;) {
+    const r = (await ours.callTool({ name: 'backlog_search', arguments: { query: 'probe', limit: 1 } })) as {
+      content: Array<{ text: string }>;
+    };
+    if (!r.content[0].text.includes('still being built')) break;
+    if (Date.now() - started > 30 * 60_000) throw new Error('the semantic index was not built in 30 minutes');
+    await new Promise((done) => setTimeout(done, 5000));
+  }
+  process.stderr.write(`semantic index built in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+}
+
 const rows: Row[] = [];
 async function compare(
   request: string,
@@ -122,7 +136,9 @@ try {
     const mine = (await ours.callTool({ name: 'backlog_search', arguments: { query } })) as {
       content: Array<{ text: string }>;
     };
-    const hits = mine.content[0].text.split('\n').length - 1;
+    const [, ...lines] = mine.content[0].text.split('\n');
+    const hits = lines.filter((l) => !l.startsWith('warning: ')).length;
+    for (const l of lines) if (l.startsWith('warning: ')) process.stderr.write(`ours, "${query}": ${l}\n`);
     const their = (await theirs?.callTool({ name: 'task_search', arguments: { query, limit: 20 } })) as
       { content: Array<{ text: string }> } | undefined;
     // Backlog.md lists one task per line, indented under "Tasks:".
