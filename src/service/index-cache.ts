@@ -33,10 +33,10 @@ const MAC_BYTES = 32;
  * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1). 5: items carry `state`, the
  * index a `state` filter key and status keys in every spelling (`in progress`). 6: terms per language
  * and script (word boundaries from Intl.Segmenter, per-language stemming), each document's language
- * and the index's language plan. 7: resource ids are URIs with spaces and other unsafe characters
- * %-encoded.
+ * and the index's language plan. 7 (main): headings as a field. 8: resource ids are URIs with
+ * spaces and other unsafe characters %-encoded (branch lean; 7 there too until merged).
  */
-export const CACHE_FORMAT = 7;
+export const CACHE_FORMAT = 8;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
