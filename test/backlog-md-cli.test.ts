@@ -4,9 +4,8 @@
  * tasks written by our tools read back by `backlog task view`.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,50 +15,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../src/mcp/server.js';
-import { ROOT } from './helpers.js';
+import {
+  BACKLOG_MD_CLI as BACKLOG_CLI,
+  BACKLOG_MD_FIXTURE as FIXTURE,
+  installBacklogMdCli,
+} from './helpers.js';
 
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'backlog-md');
-
-/**
- * The Backlog.md CLI the tests check against, pinned. It is installed on first use into a cache outside
- * the project rather than as a dev dependency: its platform binaries are optional dependencies that
- * this machine's npm registry holds only for linux-x64, and a lock file without the others makes
- * `npm ci` fail everywhere.
- */
-const BACKLOG_MD_VERSION = '1.52.0';
-const CLI_HOME = join(
-  process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
-  'backlog-search',
-  `backlog.md-${BACKLOG_MD_VERSION}`,
-);
-const BACKLOG_CLI = join(CLI_HOME, 'node_modules', '.bin', 'backlog');
-
-/** Installs the CLI once (npm, about 15 s); false when that is impossible here (no registry). */
-async function installBacklogCli(): Promise<boolean> {
-  if (existsSync(BACKLOG_CLI)) return true;
-  await mkdir(CLI_HOME, { recursive: true });
-  try {
-    await promisify(execFile)(
-      'npm',
-      [
-        'install',
-        '--prefix',
-        CLI_HOME,
-        '--no-save',
-        '--no-audit',
-        '--no-fund',
-        `backlog.md@${BACKLOG_MD_VERSION}`,
-      ],
-      { timeout: 180_000 },
-    );
-  } catch (err) {
-    process.stderr.write(
-      `backlog-md-cli: could not install backlog.md (${(err as Error).message.split('\n')[0]}); skipped.\n`,
-    );
-  }
-  return existsSync(BACKLOG_CLI);
-}
-const HAS_CLI = await installBacklogCli();
+const HAS_CLI = await installBacklogMdCli();
 
 /** Runs the Backlog.md CLI in `cwd`; resolves to its stdout, throws with its stderr on failure. */
 async function backlog(cwd: string, ...args: string[]): Promise<string> {

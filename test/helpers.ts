@@ -1,5 +1,6 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -7,6 +8,57 @@ import { promisify } from 'node:util';
 export const ROOT = resolve(import.meta.dirname, '..');
 export const DEMO_DIR = join(ROOT, 'demo', 'backlog');
 export const CLI_ENTRY = join(ROOT, 'src', 'cli', 'main.ts');
+/** Excerpts of the Backlog.md project's own backlog, kept in the repository. */
+export const BACKLOG_MD_FIXTURE = join(ROOT, 'test', 'fixtures', 'backlog-md');
+/** The Backlog.md project's whole backlog (698 files), where the evaluation data is; never written to. */
+export const BACKLOG_MD_FULL = join(
+  resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
+  'backlog-md',
+);
+/** The whole Backlog.md folder when it is here, else the excerpts in test/fixtures. */
+export const BACKLOG_MD_DIR = existsSync(join(BACKLOG_MD_FULL, 'config.yml'))
+  ? BACKLOG_MD_FULL
+  : BACKLOG_MD_FIXTURE;
+
+/**
+ * The Backlog.md CLI and MCP server the tests and benches compare with, pinned. It is installed on
+ * first use into a cache outside the project rather than as a dev dependency: its platform binaries
+ * are optional dependencies that this machine's npm registry holds only for linux-x64, and a lock file
+ * without the others makes `npm ci` fail everywhere.
+ */
+export const BACKLOG_MD_VERSION = '1.52.0';
+const BACKLOG_MD_HOME = join(
+  process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+  'backlog-search',
+  `backlog.md-${BACKLOG_MD_VERSION}`,
+);
+export const BACKLOG_MD_CLI = join(BACKLOG_MD_HOME, 'node_modules', '.bin', 'backlog');
+
+/** Installs the Backlog.md CLI once (npm, about 15 s); false when that is impossible here (no registry). */
+export async function installBacklogMdCli(): Promise<boolean> {
+  if (existsSync(BACKLOG_MD_CLI)) return true;
+  await mkdir(BACKLOG_MD_HOME, { recursive: true });
+  try {
+    await promisify(execFile)(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        BACKLOG_MD_HOME,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        `backlog.md@${BACKLOG_MD_VERSION}`,
+      ],
+      { timeout: 180_000 },
+    );
+  } catch (err) {
+    process.stderr.write(
+      `could not install backlog.md ${BACKLOG_MD_VERSION} (${(err as Error).message.split('\n')[0]}); skipped.\n`,
+    );
+  }
+  return existsSync(BACKLOG_MD_CLI);
+}
 
 /** A fresh copy of `source` (default: the demo backlog) in a temp folder; `cleanup` removes it. */
 export async function tempBacklog(source = DEMO_DIR): Promise<{ dir: string; cleanup: () => Promise<void> }> {

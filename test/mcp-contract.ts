@@ -24,18 +24,40 @@ export interface ContractContext {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool results are checked field by field
 type Structured = Record<string, any>;
 
+const READ_TOOLS = new Set(['backlog_search', 'backlog_get', 'backlog_get_metadata', 'backlog_list']);
+
+/**
+ * Calls a tool and checks the shape of every answer: one text block; `structuredContent` on errors,
+ * writes and `detailed` reads (with its JSON as the text), none on `concise` reads. Read tools are
+ * called `detailed` unless `args` says otherwise, so tests can look at every field.
+ */
 export async function call(
   client: Client,
   name: string,
   args: Record<string, unknown>,
 ): Promise<{ ok: boolean; data: Structured; text: string; raw: CallToolResult }> {
-  const raw = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const detailed = READ_TOOLS.has(name) && !('response_format' in args);
+  const sent = detailed ? { ...args, response_format: 'detailed' } : args;
+  const raw = (await client.callTool({ name, arguments: sent })) as CallToolResult;
   const text = raw.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
   expect(raw.content).toHaveLength(1);
+  const concise = READ_TOOLS.has(name) && sent.response_format === 'concise';
+  if (concise && !raw.isError) {
+    expect(raw.structuredContent).toBeUndefined();
+    return { ok: true, data: { status: 'ok' }, text, raw };
+  }
   expect(raw.structuredContent).toBeDefined();
   const data = raw.structuredContent as Structured;
   expect(data.status).toBe(raw.isError ? 'error' : 'ok');
+  if (detailed && !raw.isError) expect(JSON.parse(text)).toEqual(data);
   return { ok: !raw.isError, data, text, raw };
+}
+
+/** The concise text answer of a read tool. */
+export async function concise(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  const r = await call(client, name, { ...args, response_format: 'concise' });
+  expect(r.ok, r.text).toBe(true);
+  return r.text;
 }
 
 export async function expectError(
@@ -120,8 +142,11 @@ export function defineContract(ctx: ContractContext): void {
     for (const t of tools) {
       expect(t.title).toEqual(expect.any(String));
       expect(t.description!.length).toBeGreaterThan(40);
-      expect(t.outputSchema?.type).toBe('object');
+      expect(t.outputSchema).toBeUndefined(); // with one, every answer would have to carry structuredContent
       expect(t.inputSchema.additionalProperties).toBe(false);
+      expect(t.inputSchema).not.toHaveProperty('$schema');
+      if (READ_TOOLS.has(t.name))
+        expect(t.inputSchema.properties!.response_format).toMatchObject({ enum: ['concise', 'detailed'] });
       expect(t.annotations?.openWorldHint).toBe(false);
     }
     const search = byName.backlog_search;
@@ -146,11 +171,7 @@ export function defineContract(ctx: ContractContext): void {
       ]),
     );
     expect(search.inputSchema.required).toEqual(['query']);
-    expect(search.annotations).toMatchObject({
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-    });
+    expect(search.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
     expect(byName.backlog_delete.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(byName.backlog_update.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(byName.backlog_create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
@@ -183,9 +204,16 @@ export function defineContract(ctx: ContractContext): void {
       });
       expect(hit.content).toBeUndefined();
     }
-    const lines = r.text.split('\n');
+    const lines = (await concise(ctx.client(), 'backlog_search', { query: 'sync', limit: 3 })).split('\n');
     expect(lines).toHaveLength(1 + 3);
-    expect(lines[1].startsWith(r.data.results[0].id)).toBe(true);
+    expect(lines[0]).toMatch(/^\d+ results for "sync" \(1-3\), bm25, next_offset 3$/);
+    for (const [i, hit] of r.data.results.entries()) {
+      const label = !hit.status ? hit.type : hit.type === 'task' ? hit.status : `${hit.type}/${hit.status}`;
+      expect(lines[i + 1].startsWith(`${hit.id} [${label}] ${hit.title}`), lines[i + 1]).toBe(true);
+    }
+    expect(await concise(ctx.client(), 'backlog_search', { query: 'qwxzzynothing' })).toBe(
+      'No results for "qwxzzynothing" (bm25).',
+    );
 
     const withContent = await call(ctx.client(), 'backlog_search', {
       query: 'sync engine design',
@@ -209,7 +237,9 @@ export function defineContract(ctx: ContractContext): void {
 
     const warned = await call(ctx.client(), 'backlog_search', { query: 'sync', mode: 'semantic' });
     expect(warned.data.warnings?.[0]).toMatch(/embeddings/);
-    expect(warned.text).toContain('warning:');
+    expect(await concise(ctx.client(), 'backlog_search', { query: 'sync', mode: 'semantic' })).toContain(
+      'warning:',
+    );
   });
 
   it('aliases: q, top_k, max_results, type and comma-separated lists are accepted', async () => {
@@ -282,8 +312,22 @@ export function defineContract(ctx: ContractContext): void {
     expect(onList.hint).toContain('status');
   });
 
-  it('every error code we can produce (QUERY_SYNTAX awaits the query language)', async () => {
+  it('every error code we can produce', async () => {
     const c = ctx.client();
+    const syntax = await expectError(
+      c,
+      'backlog_search',
+      { query: '(sync', match_mode: 'raw' },
+      'QUERY_SYNTAX',
+    );
+    expect(syntax.message).toEqual(expect.any(String));
+    const format = await expectError(
+      c,
+      'backlog_search',
+      { query: 'sync', response_format: 'json' },
+      'INVALID_FILTER',
+    );
+    expect(format.hint).toContain('detailed');
     await expectError(c, 'backlog_search', { query: '   ' }, 'INVALID_QUERY');
     await expectError(c, 'backlog_search', {}, 'INVALID_QUERY');
     await expectError(c, 'backlog_search', { query: 'x'.repeat(2001) }, 'INVALID_QUERY');
@@ -330,7 +374,12 @@ export function defineContract(ctx: ContractContext): void {
       uri: expect.stringMatching(/^mcp:\/\/backlog\/tasks\//),
       truncated: false,
     });
-    expect(batch.text).toContain('TASK-9999: error NOT_FOUND');
+    const batchText = await concise(ctx.client(), 'backlog_get', { ids: ['TASK-0005', 'TASK-9999'] });
+    expect(batchText).toContain('TASK-9999: error NOT_FOUND');
+    // The content once, whole, under a head line and a line of facts.
+    const body = batch.data.items[0].item.content.trim();
+    expect(batchText.split(body)).toHaveLength(2);
+    expect(batchText).toMatch(/^TASK-0005 \[\w+\] .+\npath: tasks\/TASK-0005-/);
     const part = await call(ctx.client(), 'backlog_get', { ids: 'TASK-0001', max_chars: 100 });
     const item = part.data.items[0].item;
     expect(item).toMatchObject({ truncated: true, next_content_offset: 100 });
@@ -366,7 +415,11 @@ export function defineContract(ctx: ContractContext): void {
       r.data.total,
     );
     expect(r.data.results.every((x: { type: string }) => x.type === 'task')).toBe(true);
-    expect(r.text.split('\n')).toHaveLength(1 + r.data.results.length);
+    const text = await concise(ctx.client(), 'backlog_list', { types: 'task', parent_id: 'EPIC-0002' });
+    expect(text.split('\n')).toHaveLength(1 + r.data.results.length);
+    expect(await concise(ctx.client(), 'backlog_list', { tags: 'auth', status: 'cancelled' })).toBe(
+      'No items match these filters.',
+    );
   });
 
   it('backlog_create / backlog_update / backlog_delete: written, indexed before returning, strict', async () => {

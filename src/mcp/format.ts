@@ -1,12 +1,18 @@
-/** The text blocks of tool results: one compact line per item, the same facts as the structured content. */
-import type { z } from 'zod';
-import type { BacklogService, ItemSummary, WriteResult } from '../service/backlog-service.js';
+/**
+ * The text of tool results: one line per hit or item, facts separated by " | ", nothing said twice.
+ * This is what a `concise` answer is made of (docs/mcp.md, "Response size").
+ */
+import type {
+  BacklogService,
+  ItemSummary,
+  RelatedResult,
+  SearchResponse,
+  SearchResult,
+  WriteResult,
+} from '../service/backlog-service.js';
 import { resourceUri } from '../storage/parse.js';
 import type { BacklogItem } from '../storage/types.js';
-import type { itemShape } from './shapes.js';
 import type { ToolOutput } from './tool.js';
-
-export type ItemView = z.infer<typeof itemShape>;
 
 /** A task id as this backlog writes them, for examples in tool descriptions (`TASK-0001`, `BACK-12`). */
 export function exampleId(service: BacklogService): string {
@@ -19,8 +25,10 @@ export function oneLine(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** `Done` for a task (the id says it is one), `epic/open`, `document`: the bracketed label of a line. */
 export function kindOf(x: { type: string; status: string | null }): string {
-  return x.status ? `${x.type}/${x.status}` : x.type;
+  if (!x.status) return x.type;
+  return x.type === 'task' ? x.status : `${x.type}/${x.status}`;
 }
 
 /** Cuts `text` to at most `max` characters from `start` without splitting a surrogate pair. */
@@ -30,10 +38,32 @@ export function cut(text: string, start: number, max: number): string {
   return text.slice(start, end);
 }
 
-/** An item with a window of its content (`maxChars` from `offset`). */
+/** Every field of an item with a window of its content (`maxChars` from `offset`): a detailed answer. */
+export interface ItemView {
+  id: string;
+  type: string;
+  title: string;
+  status: string | null;
+  parent_id: string | null;
+  path: string;
+  uri: string;
+  tags: string[];
+  author: string | null;
+  assignee: string | null;
+  priority: string | null;
+  references: string[];
+  created_at: string | null;
+  updated_at: string | null;
+  content: string;
+  content_length: number;
+  truncated: boolean;
+  next_content_offset?: number;
+}
+
 export function itemView(item: BacklogItem, maxChars: number, offset: number): ItemView {
-  const content = cut(item.body, Math.min(offset, item.body.length), maxChars);
-  const end = Math.min(offset, item.body.length) + content.length;
+  const start = Math.min(offset, item.body.length);
+  const content = cut(item.body, start, maxChars);
+  const end = start + content.length;
   const view: ItemView = {
     id: item.id,
     type: item.type,
@@ -57,22 +87,72 @@ export function itemView(item: BacklogItem, maxChars: number, offset: number): I
   return view;
 }
 
+/** The head line, one line of facts, then the content once (with a note on how to read on if cut). */
 export function itemText(view: ItemView): string {
   const facts = [
+    `path: ${view.path}`,
     view.parent_id && `parent: ${view.parent_id}`,
     view.tags.length && `tags: ${view.tags.join(', ')}`,
     view.assignee && `assignee: ${view.assignee}`,
     view.priority && `priority: ${view.priority}`,
+    view.references.length && `references: ${view.references.join(', ')}`,
     view.updated_at && `updated: ${view.updated_at}`,
   ].filter(Boolean);
-  const lines = [`${view.id} [${kindOf(view)}] ${view.title} (${view.path})`];
-  if (facts.length) lines.push(facts.join(' | '));
+  const lines = [`${view.id} [${kindOf(view)}] ${view.title}`, facts.join(' | ')];
+  const offset = (view.next_content_offset ?? view.content_length) - view.content.length;
+  if (offset > 0) lines.push(`[from character ${offset} of ${view.content_length}]`);
   lines.push('', view.content.trim());
   if (view.truncated)
     lines.push(
-      `[cut: ${view.content.length} of ${view.content_length} characters; pass content_offset ${view.next_content_offset} for more]`,
+      `[cut at ${view.next_content_offset} of ${view.content_length} characters; pass content_offset ${view.next_content_offset} for more]`,
     );
   return lines.join('\n');
+}
+
+/** One line per hit: id, label, title, and the matched passage unless it is the title itself. */
+export function hitLine(r: SearchResult & { score?: number }): string {
+  const passage = r.snippet.text && r.snippet.field !== 'title' ? ` — ${oneLine(r.snippet.text)}` : '';
+  const semantic = r.match === 'semantic' ? ' (by meaning)' : '';
+  const score = r.score !== undefined ? ` (score ${r.score.toFixed(3)})` : '';
+  return `${r.id} [${kindOf(r)}] ${r.title}${semantic}${score}${passage}`;
+}
+
+const RELATION = { parent: 'parent of', children: 'child of', references: 'linked to' } as const;
+
+function relatedLine(r: RelatedResult): string {
+  return `${r.id} [${kindOf(r)}] ${r.title} (${RELATION[r.relation]} ${r.via}, ${r.distance} hop${r.distance > 1 ? 's' : ''})`;
+}
+
+/** A search answer as text: a head line, one line per hit (its content under it when asked), groups, related. */
+export function searchText(
+  res: SearchResponse,
+  results: Array<SearchResult & { content_length?: number; truncated?: boolean }>,
+  start: number,
+): string {
+  const from = results.length ? ` (${start + 1}-${start + results.length})` : '';
+  const more = res.next_offset !== undefined ? `, next_offset ${res.next_offset}` : '';
+  const lines = [
+    res.total === 0
+      ? `No results for "${res.query}" (${res.search_mode}).`
+      : `${res.total} result${res.total === 1 ? '' : 's'} for "${res.query}"${from}, ${res.search_mode}${more}`,
+  ];
+  // The head line already says when nothing matched; the service's warning would say it twice.
+  for (const w of res.warnings ?? [])
+    if (res.total > 0 || !w.startsWith('nothing matched')) lines.push(`warning: ${w}`);
+  for (const r of results) {
+    lines.push(hitLine(r));
+    if (r.content !== undefined) {
+      lines.push(r.content.trim());
+      if (r.truncated) lines.push(`[cut at ${r.content.length} of ${r.content_length} characters]`);
+      lines.push('');
+    }
+  }
+  for (const g of res.groups ?? []) {
+    lines.push(`${g.key}: ${g.count} match${g.count === 1 ? '' : 'es'}`);
+    for (const r of g.results) lines.push(`  ${r.id} [${kindOf(r)}] ${r.title}`);
+  }
+  if (res.related?.length) lines.push('related:', ...res.related.map(relatedLine));
+  return lines.join('\n').trimEnd();
 }
 
 export function summaryLine(s: ItemSummary): string {

@@ -1,13 +1,18 @@
 /**
  * The backlog as MCP resources: every task, epic and document at `mcp://backlog/<path>` (ids work too,
- * `mcp://backlog/TASK-0001`), read through the same path checks as every other read.
+ * `mcp://backlog/TASK-0001`), read through the same path checks as every other read. `resources/list`
+ * is paginated (RESOURCES_PAGE per page, `nextCursor` for the next), ordered by path.
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListResourcesRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
-import { fileType } from '../storage/parse.js';
+import { fileType, resourceUri } from '../storage/parse.js';
 import { readInsideRoot } from '../storage/root-path.js';
+import type { BacklogItem } from '../storage/types.js';
 import { kindOf } from './format.js';
+
+/** Resources per `resources/list` page. */
+export const RESOURCES_PAGE = 100;
 
 const MIME: Record<string, string> = {
   md: 'text/markdown',
@@ -31,44 +36,40 @@ function mimeOf(path: string): string {
   return MIME[fileType(path)] ?? 'text/plain';
 }
 
-/** `mcp://backlog/<path>` with each segment percent-encoded (spaces in Backlog.md file names). */
-export function itemUri(path: string): string {
-  return `mcp://backlog/${path.split('/').map(encodeURIComponent).join('/')}`;
+/** `mcp://backlog/<path>`, spelled as every surface spells it (resourceUri). */
+export const itemUri = resourceUri;
+
+/** One entry of resources/list: the id as name (a document's file name), title, and the kind. */
+function listEntry(item: BacklogItem) {
+  return {
+    uri: resourceUri(item.path),
+    name: item.id.startsWith('mcp://') ? item.path.slice(item.path.lastIndexOf('/') + 1) : item.id,
+    title: item.title,
+    description: kindOf(item),
+    mimeType: mimeOf(item.path),
+  };
+}
+
+/** The page a cursor points at: the cursor is the offset, as text (opaque to clients). */
+function offsetOf(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  const n = /^\d{1,9}$/.test(cursor) ? Number(cursor) : NaN;
+  if (!Number.isSafeInteger(n))
+    throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${JSON.stringify(cursor.slice(0, 50))}`);
+  return n;
 }
 
 export function registerResources(server: McpServer, service: BacklogService): void {
-  const template = new ResourceTemplate('mcp://backlog/{+path}', {
-    list: () => ({
-      resources: service
-        .ids()
-        .map((id) => service.get(id))
-        .sort((a, b) => a.path.localeCompare(b.path))
-        .map((item) => ({
-          uri: itemUri(item.path),
-          name: item.type === 'resource' ? item.path : item.id,
-          title: item.title,
-          mimeType: mimeOf(item.path),
-          description: `${kindOf(item)}${item.type === 'resource' ? '' : ` ${item.path}`}`,
-        })),
-    }),
-  });
   server.registerResource(
     'backlog-item',
-    template,
+    new ResourceTemplate('mcp://backlog/{+path}', { list: undefined }),
     {
       title: 'Backlog items',
-      description:
-        'Tasks, epics and documents of the backlog, as files: mcp://backlog/<path relative to the root>; mcp://backlog/TASK-0001 works too.',
+      description: 'Tasks and documents as files: mcp://backlog/<path>; mcp://backlog/<id> works too.',
     },
     async (uri, variables) => {
       const raw = Array.isArray(variables.path) ? variables.path.join('/') : String(variables.path ?? '');
-      let ref = raw;
-      try {
-        ref = decodeURIComponent(raw);
-      } catch {
-        // keep it as written
-      }
-      const id = service.resolve(ref);
+      const id = service.resolve(raw);
       if (!id) throw new McpError(-32002, `Resource not found: ${uri.href}`, { uri: uri.href });
       const item = service.get(id);
       // The file as it is now, through the same checks as every read (a file swapped for a link is refused).
@@ -83,4 +84,15 @@ export function registerResources(server: McpServer, service: BacklogService): v
       return { contents: [{ uri: uri.href, mimeType: mimeOf(item.path), text }] };
     },
   );
+  // The SDK's own resources/list has no pagination: this one replaces it (the template lists nothing itself).
+  server.server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    const offset = offsetOf(request.params?.cursor);
+    const items = service
+      .ids()
+      .map((id) => service.get(id))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const page = items.slice(offset, offset + RESOURCES_PAGE).map(listEntry);
+    const next = offset + RESOURCES_PAGE;
+    return { resources: page, ...(next < items.length ? { nextCursor: String(next) } : {}) };
+  });
 }

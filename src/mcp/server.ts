@@ -8,7 +8,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { VERSION } from '../version.js';
 import { registerResources } from './resources.js';
-import { errorResult, registerTool } from './tool.js';
+import { errorResult, registerTool, toolDefinition } from './tool.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BacklogError } from '../errors.js';
 import { createTool } from './tools/create.js';
 import { deleteTool } from './tools/delete.js';
@@ -106,7 +107,10 @@ export function createMcpServer(service: BacklogService, options: McpServerOptio
     { instructions: options.readOnly ? readOnlyInstructions(instructions(service)) : instructions(service) },
   );
   const tools = options.readOnly ? READ_TOOLS : TOOLS;
-  for (const [name, tool] of Object.entries(tools)) registerTool(server, name, tool(service));
+  const specs = Object.entries(tools).map(([name, tool]) => [name, tool(service)] as const);
+  for (const [name, spec] of specs) registerTool(server, name, spec);
+  const definitions = specs.map(([name, spec]) => toolDefinition(name, spec));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
   answerUnknownTools(server, Object.keys(tools), options.readOnly === true);
   registerResources(server, service);
 

@@ -1,39 +1,79 @@
 /**
- * What every MCP tool is: a strict zod input schema, an output schema, annotations, and a handler
- * that delegates to BacklogService. `registerTool` adds one to a server: it renames accepted aliases,
- * validates with our own schema (the SDK would silently strip an unknown argument), and turns every
- * failure into a structured error result with a code and a hint.
+ * What every MCP tool is: a strict zod input schema, annotations, and a handler that delegates to
+ * BacklogService. `registerTool` adds one to a server: it renames accepted aliases, validates with our
+ * own schema (the SDK would silently strip an unknown argument), and turns every failure into a
+ * structured error result with a code and a hint.
+ *
+ * Answers are sized for an agent's context (docs/mcp.md, "Response size"): the read tools take
+ * `response_format`; `concise` (the default) answers with one text block and no `structuredContent`,
+ * so a client that forwards either of them, or both, pays for the answer once; `detailed` adds every
+ * field as `structuredContent` with its JSON as the text block, as the MCP specification asks of
+ * structured results. No tool advertises an output schema: with one, every answer would have to carry
+ * `structuredContent`.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { BacklogError, isBacklogError } from '../errors.js';
 import { normalizeArgs, toBacklogError } from '../service/options.js';
 
 export interface ToolOutput {
-  structured: Record<string, unknown>;
   text: string;
+  /** Sent as `structuredContent` (`{status: "ok", ...structured}`) when present. */
+  structured?: Record<string, unknown>;
 }
 
 export interface ToolSpec {
   title: string;
   description: string;
   strict: z.ZodObject;
-  output: z.ZodObject;
   annotations: ToolAnnotations;
   /** Names agents guess for this tool's options, beyond OPTION_ALIASES. */
   aliases?: Record<string, string>;
+  /** Options another tool's schema documents (backlog_list's filters): advertised without descriptions. */
+  sharedOptions?: readonly string[];
   /** `null` means "not given" (read tools); in writes null clears a field, so it is kept. */
   nullIsUnset?: boolean;
   run: (args: Record<string, unknown>) => Promise<ToolOutput> | ToolOutput;
 }
 
-export const READ_ONLY: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
+/** destructiveHint and idempotentHint mean something only for tools that write, so they are left out. */
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
+export const RESPONSE_FORMATS = ['concise', 'detailed'] as const;
+export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
+
+/** The option every read tool takes. */
+export const responseFormatShape = {
+  response_format: z
+    .enum(RESPONSE_FORMATS)
+    .default('concise')
+    .describe('concise: lean text; detailed: every field, as structuredContent'),
 };
+
+/** Takes `response_format` out of a read tool's arguments (validated), leaving the rest for the service. */
+export function takeFormat(args: Record<string, unknown>): [ResponseFormat, Record<string, unknown>] {
+  const { response_format, ...rest } = args;
+  const parsed = responseFormatShape.response_format.safeParse(response_format);
+  if (!parsed.success)
+    throw new BacklogError(
+      'INVALID_FILTER',
+      `response_format: ${JSON.stringify(response_format)?.slice(0, 100)} is not a format`,
+      'Use "concise" (the default: lean text) or "detailed" (every field, as structuredContent).',
+      { field: 'response_format' },
+    );
+  return [parsed.data, rest];
+}
+
+/** A read tool's answer: the concise text, or every field as structured content with its JSON as text. */
+export function answer(
+  format: ResponseFormat,
+  structured: Record<string, unknown>,
+  concise: () => string,
+): ToolOutput {
+  if (format === 'concise') return { text: concise() };
+  return { structured, text: JSON.stringify({ status: 'ok', ...structured }) };
+}
 
 /** Validates `args` with a strict schema; an unknown or wrong argument is a BacklogError with a hint. */
 export function parseStrict<S extends z.ZodObject>(schema: S, args: Record<string, unknown>): z.output<S> {
@@ -63,22 +103,60 @@ export function errorResult(err: unknown): CallToolResult {
 }
 
 /**
- * The SDK gets a schema that accepts any object but advertises the strict one as JSON Schema (built
- * once per schema: the conversion is not free, and HTTP sessions each get their own server).
+ * Keeps an advertised JSON Schema short without changing what it accepts: a "value or list of
+ * strings" is advertised as a list (one of either is still accepted), and the safe-integer bounds zod
+ * adds to every integer are dropped.
  */
-const advertised = new Map<z.ZodObject, z.ZodType<Record<string, unknown>>>();
-function advertisedInput(strict: z.ZodObject): z.ZodType<Record<string, unknown>> {
-  let schema = advertised.get(strict);
-  if (!schema) {
-    const json = z.toJSONSchema(strict, { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<
-      string,
-      unknown
-    >;
-    delete json.$schema;
-    advertised.set(strict, (schema = z.object({}).catchall(z.unknown()).meta(json)));
+export function leanJsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(leanJsonSchema);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'maximum' || key === 'minimum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER)
+      continue;
+    out[key] = leanJsonSchema(value);
   }
-  return schema;
+  const anyOf = out.anyOf as Array<Record<string, unknown>> | undefined;
+  if (anyOf?.length === 2 && anyOf[0].type === 'string' && anyOf[1].type === 'array') {
+    delete out.anyOf;
+    return { ...out, ...anyOf[1] };
+  }
+  return out;
 }
+
+/** The strict schema as JSON Schema, as tools/list advertises it (built once per schema). */
+const advertised = new Map<z.ZodObject, Record<string, unknown>>();
+function advertisedJson(spec: ToolSpec): Record<string, unknown> {
+  let json = advertised.get(spec.strict);
+  if (!json) {
+    json = leanJsonSchema(
+      z.toJSONSchema(spec.strict, { io: 'input', target: 'draft-7', unrepresentable: 'any' }),
+    ) as Record<string, unknown>;
+    delete json.$schema;
+    const properties = json.properties as Record<string, Record<string, unknown>>;
+    for (const key of spec.sharedOptions ?? []) delete properties[key]?.description;
+    advertised.set(spec.strict, json);
+  }
+  return json;
+}
+
+/**
+ * A tool as tools/list describes it. The server answers tools/list from these (server.ts) rather than
+ * with the SDK's list, which adds `$schema` and `execution: {taskSupport: "forbidden"}` to every tool
+ * (both are what a client assumes when they are absent) and converts the schema again on every call.
+ */
+export function toolDefinition(name: string, spec: ToolSpec): Tool {
+  return {
+    name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: advertisedJson(spec) as Tool['inputSchema'],
+    annotations: spec.annotations,
+  };
+}
+
+/** Any object: the SDK lets every call through to the handler, which validates with the strict schema. */
+const ANY_ARGUMENTS = z.object({}).catchall(z.unknown());
 
 export function registerTool(server: McpServer, name: string, spec: ToolSpec): void {
   const known = Object.keys(spec.strict.shape);
@@ -87,15 +165,16 @@ export function registerTool(server: McpServer, name: string, spec: ToolSpec): v
     {
       title: spec.title,
       description: spec.description,
-      inputSchema: advertisedInput(spec.strict),
-      outputSchema: spec.output,
-      annotations: { title: spec.title, ...spec.annotations },
+      inputSchema: ANY_ARGUMENTS,
+      annotations: spec.annotations,
     },
     async (raw: Record<string, unknown>): Promise<CallToolResult> => {
       try {
         const args = normalizeArgs(raw, known, spec.aliases, spec.nullIsUnset);
         const { structured, text } = await spec.run(args);
-        return { content: [{ type: 'text', text }], structuredContent: { status: 'ok', ...structured } };
+        const result: CallToolResult = { content: [{ type: 'text', text }] };
+        if (structured) result.structuredContent = { status: 'ok', ...structured };
+        return result;
       } catch (err) {
         return errorResult(err);
       }

@@ -33,9 +33,10 @@ const MAC_BYTES = 32;
  * key kept outside the backlog (HMAC-SHA256 instead of an unkeyed SHA-1). 5: items carry `state`, the
  * index a `state` filter key and status keys in every spelling (`in progress`). 6: terms per language
  * and script (word boundaries from Intl.Segmenter, per-language stemming), each document's language
- * and the index's language plan.
+ * and the index's language plan. 7: headings as a text field. 8: resource ids are URIs with spaces
+ * and other unsafe characters %-encoded.
  */
-export const CACHE_FORMAT = 7;
+export const CACHE_FORMAT = 8;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';

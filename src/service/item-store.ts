@@ -6,7 +6,7 @@
 import { LinkGraph } from '../search/related.js';
 import type { SearchDocument } from '../search/types.js';
 import { idKey, statusKey } from '../storage/ids.js';
-import { RESOURCE_URI_PREFIX } from '../storage/parse.js';
+import { RESOURCE_URI_PREFIX, pathOfUri } from '../storage/parse.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
 
 /** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
@@ -83,16 +83,25 @@ export class ItemStore {
     return this.byPath.get(path);
   }
 
-  /** The id an id (any spelling: `TASK-42`, `task 0042`), resource URI or path refers to. */
+  /**
+   * The id an id (any spelling: `TASK-42`, `task 0042`), resource URI or path refers to. URIs and paths
+   * are taken as written and %-decoded (`mcp://backlog/a%20b.md`, `a b.md` and `a%20b.md` all name
+   * `a b.md`), and `mcp://backlog/<id>` names the item with that id.
+   */
   resolve(ref: string): string | undefined {
     const r = ref.trim();
     if (this.items.has(r)) return r;
     const byKey = this.byKey.get(idKey(r));
     if (byKey) return byKey;
-    const path = r.startsWith(RESOURCE_URI_PREFIX)
+    const raw = r.startsWith(RESOURCE_URI_PREFIX)
       ? r.slice(RESOURCE_URI_PREFIX.length)
       : r.replace(/^\.?\//, '');
-    return this.byPath.get(path);
+    const decoded = pathOfUri(raw);
+    return (
+      this.byPath.get(raw) ??
+      this.byPath.get(decoded) ??
+      (r.startsWith(RESOURCE_URI_PREFIX) ? this.byKey.get(idKey(decoded)) : undefined)
+    );
   }
 
   /** The id that owns this id's key (duplicates are addressed by path), if any. */

@@ -57,7 +57,7 @@ export const searchOptionsSchema = z
     sort: z.enum(['relevant', 'recent']).default('relevant'),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).default(0),
-    mode: z.enum(SEARCH_MODES).optional().describe('hybrid (default when embeddings are on), bm25, semantic'),
+    mode: z.enum(SEARCH_MODES).optional().describe('default: hybrid once embeddings are ready'),
     match_mode: z
       .enum(['simple', 'raw'])
       .default('simple')
@@ -65,27 +65,18 @@ export const searchOptionsSchema = z
         'simple: plain words, every character literal. raw: "exact phrase", prefix*, AND / OR / NOT, -term, field:term (title, tags, status, author, type, body), ( )',
       ),
     conjunctive: z.boolean().default(false).describe('every query word must match (in any field)'),
-    include_content: z.boolean().default(false).describe("add each item's full content"),
-    include_scores: z
-      .boolean()
-      .default(false)
-      .describe('add the lexical, vector and final score of each result'),
+    include_content: z.boolean().default(false).describe('add each content (MCP: cut at 4,000 characters)'),
+    include_scores: z.boolean().default(false).describe('add each score: lexical, vector, final'),
     include_related: z
       .boolean()
       .default(false)
-      .describe('add items linked to the hits (parent, children, references and ids mentioned in the text)'),
-    max_hops: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(3)
-      .default(1)
-      .describe('how many links away related items may be (1-3)'),
+      .describe('add items linked to the hits: parent, children, references'),
+    max_hops: z.coerce.number().int().min(1).max(3).default(1).describe('links away a related item may be'),
     relations: oneOrMany(z.string())
       .pipe(z.array(z.enum(RELATIONS)))
       .optional()
-      .describe('which links to follow: parent, children, references (default all)'),
-    group_by: z.enum(['type']).optional().describe('group results by type, with a count per group'),
+      .describe('links to follow (default all)'),
+    group_by: z.enum(['type']).optional().describe('a count and the best hits per type'),
   })
   .strict();
 

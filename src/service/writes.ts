@@ -9,7 +9,7 @@ import { BacklogError, errors } from '../errors.js';
 import { isIgnoredPath } from '../storage/backlog-store.js';
 import { editFrontMatter, parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
 import type { BacklogFormat } from '../storage/formats/detect.js';
-import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, resourceUri } from '../storage/parse.js';
+import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, pathOfUri, resourceUri } from '../storage/parse.js';
 import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
 import { FIELD_ALIASES } from '../storage/schema.js';
 import { createFileExclusive, writeFileAtomic } from '../storage/write-file.js';
@@ -165,7 +165,7 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
 /** A resource path the caller may write: inside the root, not hidden, an indexed text type, not a task file. */
 export function safeResourcePath(input: string, format: BacklogFormat): string {
   let p = input.trim();
-  if (p.startsWith(RESOURCE_URI_PREFIX)) p = p.slice(RESOURCE_URI_PREFIX.length);
+  if (p.startsWith(RESOURCE_URI_PREFIX)) p = pathOfUri(p); // a URI is %-encoded, a path is not
   if (!p) throwField('path', `path "${input}" is empty`, FIELD_HINTS.path);
   p = checkRelativePath(p);
   if (isIgnoredPath(p))

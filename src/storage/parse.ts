@@ -49,8 +49,24 @@ export interface ParseResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * The URI of a file, `mcp://backlog/<path>`: the one spelling every surface returns. Characters that
+ * cannot stand in a URI (spaces, `%`, `#`, `?`, quotes, brackets, controls) are %-encoded; letters
+ * of any script stay as written, so `docs/заметки.md` stays readable.
+ */
 export function resourceUri(path: string): string {
-  return RESOURCE_URI_PREFIX + path;
+  // eslint-disable-next-line no-control-regex -- control characters are what must be encoded
+  return RESOURCE_URI_PREFIX + path.replace(/[\s%#?"<>\\^`{|}[\]\u0000-\u001f\u007f]/g, encodeURIComponent);
+}
+
+/** The path a URI names (`mcp://backlog/a%20b.md` -> `a b.md`); a malformed %-escape is kept as written. */
+export function pathOfUri(uri: string): string {
+  const path = uri.startsWith(RESOURCE_URI_PREFIX) ? uri.slice(RESOURCE_URI_PREFIX.length) : uri;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 function firstHeading(body: string): string | null {

@@ -1,7 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { createInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 
 /** Names agents use for the fields of a write (Backlog.md's `labels`, a `description` for the body). */
@@ -27,7 +26,6 @@ export function createTool(service: BacklogService): ToolSpec {
     title: 'Create a task or epic',
     description: createDescription(service),
     strict: createInputSchema,
-    output: output(writeShape),
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

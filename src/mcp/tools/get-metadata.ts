@@ -2,59 +2,33 @@ import { z } from 'zod';
 import type { BacklogService } from '../../service/backlog-service.js';
 import { resourceUri } from '../../storage/parse.js';
 import { exampleId, kindOf } from '../format.js';
-import { output, nullableString } from '../shapes.js';
-import { READ_ONLY, parseStrict, type ToolSpec } from '../tool.js';
+import { READ_ONLY, answer, parseStrict, responseFormatShape, type ToolSpec } from '../tool.js';
 
 export const metadataInputSchema = z
   .object({
-    id: z.string().trim().min(1).describe('id, resource URI or path, e.g. TASK-0001'),
+    id: z.string().trim().min(1).describe('id, resource URI or path'),
+    ...responseFormatShape,
   })
   .strict();
+
+/** A front matter value on one line: strings as written, anything else as JSON. */
+function valueText(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
 
 export function getMetadataTool(service: BacklogService): ToolSpec {
   return {
     title: 'Get item metadata',
     description:
-      'File facts and links of one item, without its content: path, file name and type, size, modified and indexed times, the whole frontmatter, parent, children and references. Missing values are null, never absent. Example: {"id": "' +
+      'File facts and links of one item, without its content: path, size, modified and indexed times, the whole front matter, parent, children and references. Example: {"id": "' +
       exampleId(service) +
       '"}',
     strict: metadataInputSchema,
-    output: output({
-      metadata: z
-        .object({
-          id: z.string(),
-          type: z.string(),
-          title: z.string(),
-          status: nullableString,
-          parent_id: nullableString,
-          tags: z.array(z.string()),
-          author: nullableString,
-          assignee: nullableString,
-          priority: nullableString,
-          created_at: nullableString,
-          updated_at: nullableString,
-          path: z.string(),
-          uri: z.string(),
-          file_name: z.string(),
-          file_type: z.string(),
-          size: z.number(),
-          modified_at: nullableString,
-          indexed_at: nullableString,
-          frontmatter: z.record(z.string(), z.unknown()),
-          links: z.object({
-            parent: nullableString,
-            children: z.array(z.string()),
-            references: z.array(z.string()),
-          }),
-        })
-        .loose()
-        .optional(),
-    }),
     annotations: READ_ONLY,
     aliases: { ids: 'id', path: 'id', uri: 'id' },
     nullIsUnset: true,
     run: (args) => {
-      const { id } = parseStrict(metadataInputSchema, args);
+      const { id, response_format } = parseStrict(metadataInputSchema, args);
       const md = service.getMetadata(id);
       const item = service.get(md.id);
       const metadata = {
@@ -79,17 +53,17 @@ export function getMetadataTool(service: BacklogService): ToolSpec {
         frontmatter: md.frontmatter,
         links: md.links,
       };
-      const links = [
-        md.links.parent && `parent ${md.links.parent}`,
-        `${md.links.children.length} children`,
-        `${md.links.references.length} references`,
-      ]
-        .filter(Boolean)
-        .join(', ');
-      return {
-        structured: { metadata },
-        text: `${md.id} [${kindOf({ type: md.type, status: item.status })}] ${md.path}, ${md.size} bytes, modified ${md.modified_at ?? 'unknown'}, indexed ${md.indexed_at ?? 'never'}; ${links}`,
-      };
+      return answer(response_format, { metadata }, () => {
+        const { parent, children, references } = md.links;
+        const lines = [
+          `${md.id} [${kindOf({ type: md.type, status: item.status })}] ${md.title}`,
+          `file: ${md.path} (${md.file_type}, ${md.size} bytes), modified ${md.modified_at ?? 'unknown'}, indexed ${md.indexed_at ?? 'never'}`,
+          `links: parent ${parent ?? 'none'}; children ${children.join(', ') || 'none'}; references ${references.join(', ') || 'none'}`,
+        ];
+        const keys = Object.entries(md.frontmatter);
+        if (keys.length) lines.push('front matter:', ...keys.map(([k, v]) => `  ${k}: ${valueText(v)}`));
+        return lines.join('\n');
+      });
     },
   };
 }

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { BacklogError, errors } from '../../errors.js';
 import type { BacklogService } from '../../service/backlog-service.js';
-import { oneOrMany } from '../../service/options.js';
 import { exampleId, itemText, itemView } from '../format.js';
-import { errorShape, itemShape, output } from '../shapes.js';
-import { READ_ONLY, parseStrict, type ToolSpec } from '../tool.js';
+import { READ_ONLY, answer, parseStrict, responseFormatShape, type ToolSpec } from '../tool.js';
 
 /** Default and maximum characters of content per item returned by backlog_get. */
 export const GET_CONTENT_DEFAULT = 20_000;
@@ -12,60 +10,63 @@ export const GET_CONTENT_MAX = 200_000;
 
 export const getInputSchema = z
   .object({
-    ids: oneOrMany(z.string()).describe(
-      'one id or a list: TASK-0001, EPIC-0002, mcp://backlog/resources/adr/0001-x.md, or a path relative to the backlog root',
-    ),
+    ids: z
+      .union([z.string(), z.array(z.string())])
+      .describe('ids, resource URIs or paths, as search returns them'),
     max_chars: z.coerce
       .number()
       .int()
       .min(1)
       .max(GET_CONTENT_MAX)
       .default(GET_CONTENT_DEFAULT)
-      .describe(
-        `characters of content per item (default ${GET_CONTENT_DEFAULT}); longer content is cut with truncated: true`,
-      ),
+      .describe('content characters per item; longer content is cut'),
     content_offset: z.coerce
       .number()
       .int()
       .min(0)
       .default(0)
-      .describe('start of the content window (use next_content_offset to read on)'),
+      .describe('where the content window starts, to read on'),
+    ...responseFormatShape,
   })
   .strict();
+
+/**
+ * The ids a call names. A list is taken as given; one string is one id, URI or path when it names an
+ * item (a file name may hold commas: `back-299 - Fix-...-(Codex,-Gemini,-Claude).md`), else a
+ * comma-separated list of them.
+ */
+function idsOf(service: BacklogService, ids: string | string[]): string[] {
+  if (Array.isArray(ids)) return ids.map((s) => s.trim()).filter(Boolean);
+  const one = ids.trim();
+  if (!one.includes(',') || service.resolve(one) !== undefined) return one ? [one] : [];
+  return one
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 export function getTool(service: BacklogService): ToolSpec {
   return {
     title: 'Get backlog items',
     description:
-      `Content and fields of one item or a list: task ids (${exampleId(service)}), resource URIs (mcp://backlog/<path>) or paths, as returned by backlog_search. In a list, an unknown id gets its own NOT_FOUND entry and the others are returned; a single unknown id is a NOT_FOUND error. ` +
-      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut with truncated: true; read on with content_offset. Example: {"ids": ["${exampleId(service)}"]}`,
+      `Content and fields of one item or a list. An unknown id in a list gets its own NOT_FOUND line; a single unknown id is a NOT_FOUND error. ` +
+      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut; read on with content_offset. Example: {"ids": ["${exampleId(service)}"]}`,
     strict: getInputSchema,
-    output: output({
-      items: z
-        .array(
-          z.union([
-            z.object({ id: z.string(), status: z.literal('ok'), item: itemShape }),
-            z.object({ id: z.string(), status: z.literal('error'), error: errorShape }),
-          ]),
-        )
-        .optional(),
-      found: z.number().int().optional(),
-      missing: z.number().int().optional(),
-    }),
     annotations: READ_ONLY,
     aliases: { id: 'ids', items: 'ids', paths: 'ids', path: 'ids', uri: 'ids', uris: 'ids' },
     nullIsUnset: true,
     run: (args) => {
       const input = parseStrict(getInputSchema, args);
-      if (input.ids.length === 0)
+      const ids = idsOf(service, input.ids);
+      if (ids.length === 0)
         throw new BacklogError(
           'INVALID_FILTER',
           'ids is empty',
           'Pass at least one id, e.g. {"ids": "TASK-0001"}.',
           { field: 'ids' },
         );
-      if (input.ids.length === 1) service.get(input.ids[0]); // a single unknown id is an error, not an entry
-      const found = service.get(input.ids);
+      if (ids.length === 1) service.get(ids[0]); // a single unknown id is an error, not an entry
+      const found = service.get(ids);
       const chars = found.reduce(
         (n, e) =>
           n +
@@ -91,12 +92,13 @@ export function getTool(service: BacklogService): ToolSpec {
           : e,
       );
       const ok = entries.filter((e) => e.status === 'ok').length;
-      const text = entries
-        .map((e) =>
-          e.status === 'ok' ? itemText(e.item) : `${e.id}: error ${e.error.code}: ${e.error.message}`,
-        )
-        .join('\n\n---\n\n');
-      return { structured: { items: entries, found: ok, missing: entries.length - ok }, text };
+      return answer(input.response_format, { items: entries, found: ok, missing: entries.length - ok }, () =>
+        entries
+          .map((e) =>
+            e.status === 'ok' ? itemText(e.item) : `${e.id}: error ${e.error.code}: ${e.error.message}`,
+          )
+          .join('\n\n---\n\n'),
+      );
     },
   };
 }

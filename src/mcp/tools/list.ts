@@ -1,34 +1,37 @@
-import { z } from 'zod';
-import type { BacklogService } from '../../service/backlog-service.js';
-import { listOptionsSchema } from '../../service/options.js';
+import type { BacklogService, ListResponse } from '../../service/backlog-service.js';
+import { filterShape, listOptionsSchema } from '../../service/options.js';
 import { summaryLine } from '../format.js';
-import { output, summaryShape } from '../shapes.js';
-import { READ_ONLY, type ToolSpec } from '../tool.js';
+import { READ_ONLY, answer, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
+
+const strict = listOptionsSchema.extend(responseFormatShape);
+
+function listText(res: ListResponse): string {
+  if (res.total === 0) return 'No items match these filters.';
+  const counts = Object.entries(res.counts_by_status)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+  const more = res.next_offset !== undefined ? `, next_offset ${res.next_offset}` : '';
+  return [
+    `${res.total} item${res.total === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${more}`,
+    ...res.results.map(summaryLine),
+  ].join('\n');
+}
 
 export function listTool(service: BacklogService): ToolSpec {
   return {
     title: 'List backlog items',
     description:
-      'Items matching filters, without a query: most recently updated first (or sort: "id"), with counts by status over all matches. Same filters as backlog_search; limit 1-1000 (default 100). Example: {"types": "task", "status": "blocked"}',
-    strict: listOptionsSchema,
-    output: output({
-      results: z.array(summaryShape).optional(),
-      total: z.number().int().optional(),
-      counts_by_status: z.record(z.string(), z.number()).optional(),
-      next_offset: z.number().int().optional(),
-    }),
+      'Items matching filters, without a query: most recently updated first (or sort: "id"), with counts by status over all matches. Filters as in backlog_search; limit 1-1000 (default 100). Example: {"types": "task", "status": "' +
+      (service.format.config.statuses[0] ?? 'open') +
+      '"}',
+    strict,
+    sharedOptions: Object.keys(filterShape),
     annotations: READ_ONLY,
     nullIsUnset: true,
     run: (args) => {
-      const res = service.list(args as Parameters<BacklogService['list']>[0]);
-      const counts = Object.entries(res.counts_by_status)
-        .map(([k, v]) => `${k}: ${v}`)
-        .join(', ');
-      const lines = [
-        `${res.total} item${res.total === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${res.next_offset !== undefined ? `, next_offset ${res.next_offset}` : ''}`,
-        ...res.results.map(summaryLine),
-      ];
-      return { structured: { ...res }, text: lines.join('\n') };
+      const [format, rest] = takeFormat(args);
+      const res = service.list(rest as Parameters<BacklogService['list']>[0]);
+      return answer(format, { ...res }, () => listText(res));
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { writeResourceInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 
 export function writeResourceTool(service: BacklogService): ToolSpec {
@@ -10,7 +9,6 @@ export function writeResourceTool(service: BacklogService): ToolSpec {
     description:
       'Writes a document (not a task) under the backlog root: mode create (default; CONFLICT if it exists), overwrite, append, or replace (old_string -> new_string, CONFLICT if absent or ambiguous; the default when old_string is given). The path stays inside the root: no "..", absolute paths or hidden folders. Example: {"path": "resources/notes/2026-05-retro.md", "content": "# Retro\\n..."}',
     strict: writeResourceInputSchema,
-    output: output(writeShape),
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,
