@@ -214,6 +214,9 @@ export function defineContract(ctx: ContractContext): void {
     expect(await concise(ctx.client(), 'backlog_search', { query: 'qwxzzynothing' })).toBe(
       'No results for "qwxzzynothing" (bm25).',
     );
+    expect(await concise(ctx.client(), 'backlog_search', { query: 'dtaabase' })).toBe(
+      'No results for "dtaabase" (bm25). Did you mean "database"?',
+    );
 
     const withContent = await call(ctx.client(), 'backlog_search', {
       query: 'sync engine design',

@@ -131,9 +131,12 @@ export function searchText(
 ): string {
   const from = results.length ? ` (${start + 1}-${start + results.length})` : '';
   const more = res.next_offset !== undefined ? `, next_offset ${res.next_offset}` : '';
+  const didYouMean = res.suggestions?.length
+    ? ` Did you mean ${res.suggestions.map((s) => `"${s}"`).join(' or ')}?`
+    : '';
   const lines = [
     res.total === 0
-      ? `No results for "${res.query}" (${res.search_mode}).`
+      ? `No results for "${res.query}" (${res.search_mode}).${didYouMean}`
       : `${res.total} result${res.total === 1 ? '' : 's'} for "${res.query}"${from}, ${res.search_mode}${more}`,
   ];
   // The head line already says when nothing matched; the service's warning would say it twice.
