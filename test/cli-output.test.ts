@@ -103,6 +103,10 @@ describe('CLI output', () => {
     expect(list.stdout).not.toMatch(/0 items/);
     const search = await runCli(['--dir', DEMO_DIR, 'search', 'zzqxv', '--tag', 'auth'], NO_FORCE);
     expect(search.stdout).toMatch(/^Nothing matched "zzqxv" \(bm25, [\d.]+ ms, filters --tag auth\)\.$/m);
+    const typo = await runCli(['--dir', DEMO_DIR, 'search', 'dtaabase'], NO_FORCE);
+    expect(typo.stdout).toMatch(
+      /^Nothing matched "dtaabase" \(bm25, [\d.]+ ms\)\. Did you mean "database"\?$/m,
+    );
     const empty = join(dir, '..', 'empty');
     await mkdir(join(empty, 'tasks'), { recursive: true });
     expect((await runCli(['--dir', empty, 'list'], NO_FORCE)).stdout.trim()).toBe(

@@ -19,7 +19,7 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
   const about = `(${res.search_mode}, ${res.took_ms} ms${where})`;
   const lines = [
     res.total === 0 && res.results.length === 0
-      ? `Nothing matched "${clean(res.query)}" ${about}.`
+      ? `Nothing matched "${clean(res.query)}" ${about}.${res.suggestions?.length ? ` Did you mean ${res.suggestions.map((s) => `"${clean(s)}"`).join(' or ')}?` : ''}`
       : `${res.total} result${res.total === 1 ? '' : 's'} for "${clean(res.query)}" ${about}`,
   ];
   // The service's own "nothing matched" warning is the line above.
