@@ -8,6 +8,9 @@ export type ErrorCode =
   | 'FORBIDDEN_PATH'
   | 'NOT_FOUND'
   | 'CONFLICT'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'SESSION_LIMIT'
   | 'INTERNAL';
 
 /** Every code, in the order docs/mcp.md lists them. */
@@ -20,6 +23,9 @@ export const ERROR_CODES = [
   'FORBIDDEN_PATH',
   'NOT_FOUND',
   'CONFLICT',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'SESSION_LIMIT',
   'INTERNAL',
 ] as const satisfies readonly ErrorCode[];
 
@@ -69,6 +75,13 @@ export const errors = {
   /** Input that cannot be read at all (a malformed %-escape, a value of the wrong kind). */
   invalidInput: (field: string, message: string, hint: string) =>
     new BacklogError('INVALID_INPUT', `${field}: ${message}`, hint, { field }),
+  /** A request to the HTTP server without the bearer token it was started with (HTTP 401). */
+  unauthorized: (message: string) =>
+    new BacklogError(
+      'UNAUTHORIZED',
+      message,
+      'Send the header `Authorization: Bearer <token>` with the token the server was started with (--token or BACKLOG_TOKEN); in the viewer, open the URL the server printed (it ends in #token=...).',
+    ),
   internal: (message: string) =>
     new BacklogError('INTERNAL', message, 'This is a bug; run `backlog-search diagnostics` and report it.'),
 };

@@ -5,13 +5,20 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { ROOT } from './helpers.js';
+
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'backlog-md');
 
 /**
  * The Backlog.md CLI the tests check against, pinned. It is installed on first use into a cache outside
@@ -166,5 +173,190 @@ describe.skipIf(!HAS_CLI)('a project made and edited by the real Backlog.md CLI'
     expect(service.get('RT-1.1').parent_id).toBe('RT-1');
     expect(service.children('RT-1')).toEqual(['RT-1.1']);
     expect(service.get('DRAFT-1').state).toBe('draft');
+  });
+});
+
+/** Backlog.md's JSON view of a task (`backlog task view <id> --json`). */
+async function viewJson(project: string, id: string): Promise<Record<string, unknown>> {
+  return (
+    JSON.parse(await backlog(project, 'task', 'view', id, '--json')) as { task: Record<string, unknown> }
+  ).task;
+}
+
+/** A file's text with its creation minute blanked (two writers a minute apart still write the same file). */
+const sameMinute = (text: string) => text.replace(/^created_date: .*$/m, 'created_date: <minute>');
+
+describe.skipIf(!HAS_CLI)('tasks written through our MCP tools, read by the real Backlog.md CLI', () => {
+  let ours: string;
+  let theirs: string;
+  let service: BacklogService;
+  let client: Client;
+
+  beforeAll(async () => {
+    // Twin projects: the Backlog.md project's own excerpts (config.yml with a Definition of Done, ids up to BACK-569).
+    ours = await mkdtemp(join(tmpdir(), 'backlog-md-ours-'));
+    theirs = await mkdtemp(join(tmpdir(), 'backlog-md-theirs-'));
+    for (const p of [ours, theirs]) await cp(FIXTURE, join(p, 'backlog'), { recursive: true });
+    service = await openBacklog({ dir: join(ours, 'backlog'), embeddings: 'none', cacheDir: false });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(service).connect(a);
+    client = new Client({ name: 'backlog-md-roundtrip', version: '1' });
+    await client.connect(b);
+  }, 60_000);
+  afterAll(async () => {
+    await client.close();
+    await closeBacklog(service);
+    for (const p of [ours, theirs]) await rm(p, { recursive: true, force: true });
+  });
+
+  const create = async (args: Record<string, unknown>) => {
+    const res = (await client.callTool({ name: 'backlog_create', arguments: args })) as CallToolResult;
+    expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+    return res.structuredContent as { id: string; path: string };
+  };
+
+  it('backlog_create writes the file backlog task create writes, byte for byte', async () => {
+    const made = await create({
+      title: 'Throttle the login endpoint',
+      body: 'Five failures lock the account for a minute.',
+      tags: ['auth', 'security'],
+      priority: 'high',
+      assignee: '@alice',
+      references: ['BACK-72', 'https://example.com/rfc'],
+    });
+    await backlog(
+      theirs,
+      'task',
+      'create',
+      'Throttle the login endpoint',
+      '-d',
+      'Five failures lock the account for a minute.',
+      '-l',
+      'auth,security',
+      '--priority',
+      'high',
+      '-a',
+      '@alice',
+      '--dep',
+      'BACK-72',
+      '--ref',
+      'https://example.com/rfc',
+    );
+    expect(made).toMatchObject({ id: 'BACK-570', path: 'tasks/back-570 - Throttle-the-login-endpoint.md' });
+    const a = await readFile(join(ours, 'backlog', made.path), 'utf8');
+    const b = await readFile(join(theirs, 'backlog', made.path), 'utf8');
+    expect(sameMinute(a)).toBe(sameMinute(b));
+
+    // And Backlog.md shows it with the same fields.
+    const view = await viewJson(ours, 'BACK-570');
+    expect(view).toMatchObject({
+      title: 'Throttle the login endpoint',
+      status: 'To Do',
+      labels: ['auth', 'security'],
+      priority: 'high',
+      assignees: ['@alice'],
+      dependencies: ['BACK-72'],
+      references: ['https://example.com/rfc'],
+      description: 'Five failures lock the account for a minute.',
+    });
+  });
+
+  it('a sub-task and a configured status, as Backlog.md writes them', async () => {
+    const made = await create({
+      title: 'Show a lockout banner',
+      parent_id: 'back-222',
+      status: 'in progress',
+    });
+    await backlog(theirs, 'task', 'create', 'Show a lockout banner', '-p', 'BACK-222', '-s', 'In Progress');
+    expect(made.id).toBe('BACK-222.2');
+    const a = await readFile(join(ours, 'backlog', made.path), 'utf8');
+    const b = await readFile(join(theirs, 'backlog', made.path), 'utf8');
+    expect(sameMinute(a)).toBe(sameMinute(b));
+    expect(await viewJson(ours, 'BACK-222.2')).toMatchObject({
+      status: 'In Progress',
+      parentTaskId: 'BACK-222',
+    });
+  });
+
+  it('a status outside config.yml is refused, listing the configured ones', async () => {
+    const res = (await client.callTool({
+      name: 'backlog_create',
+      arguments: { title: 'x', status: 'open' },
+    })) as CallToolResult;
+    expect(res.isError).toBe(true);
+    expect(res.structuredContent).toMatchObject({
+      error: { code: 'INVALID_FILTER', hint: expect.stringContaining('To Do, In Progress, Done') },
+    });
+  });
+
+  it('backlog_update keeps every field Backlog.md wrote, and changes only the ones it names', async () => {
+    await backlog(
+      ours,
+      'task',
+      'create',
+      'Rotate signing keys',
+      '-d',
+      'Quarterly.',
+      '-l',
+      'ops',
+      '-a',
+      '@bob',
+      '--priority',
+      'low',
+      '--ac',
+      'Old keys revoked',
+      '--plan',
+      'Script it',
+      '--notes',
+      'See runbook',
+      '--dep',
+      'BACK-72',
+      '--ref',
+      'https://example.com/keys',
+    );
+    await service.applyFile('tasks/back-571 - Rotate-signing-keys.md');
+    const before = await viewJson(ours, 'BACK-571');
+    const res = (await client.callTool({
+      name: 'backlog_update',
+      arguments: { id: 'BACK-571', status: 'In Progress', tags: ['ops', 'security'] },
+    })) as CallToolResult;
+    expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+    const after = await viewJson(ours, 'BACK-571');
+    expect(after).toMatchObject({ status: 'In Progress', labels: ['ops', 'security'] });
+    // Everything but what the update named (and what derives from it: the update date, the graph's statuses).
+    const unchanged = (t: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(t).filter(([k]) => !['status', 'labels', 'updatedAt', 'dependencyGraph'].includes(k)),
+      );
+    expect(unchanged(after)).toEqual(unchanged(before));
+  });
+
+  it('backlog_delete archives the task as backlog task archive does; permanent deletes it', async () => {
+    const text = await readFile(
+      join(ours, 'backlog', 'tasks/back-570 - Throttle-the-login-endpoint.md'),
+      'utf8',
+    );
+    const res = (await client.callTool({
+      name: 'backlog_delete',
+      arguments: { id: 'BACK-570' },
+    })) as CallToolResult;
+    expect(res.structuredContent).toMatchObject({
+      action: 'archived',
+      path: 'archive/tasks/back-570 - Throttle-the-login-endpoint.md',
+    });
+    expect(
+      await readFile(
+        join(ours, 'backlog', 'archive/tasks/back-570 - Throttle-the-login-endpoint.md'),
+        'utf8',
+      ),
+    ).toBe(text);
+    const listed = JSON.parse(await backlog(ours, 'task', 'list', '--json')) as { tasks: { id: string }[] };
+    expect(listed.tasks.map((t) => t.id)).not.toContain('BACK-570');
+    expect(service.get('archive/tasks/back-570 - Throttle-the-login-endpoint.md').state).toBe('archived');
+    const gone = (await client.callTool({
+      name: 'backlog_delete',
+      arguments: { id: 'archive/tasks/back-570 - Throttle-the-login-endpoint.md', permanent: true },
+    })) as CallToolResult;
+    expect(gone.structuredContent).toMatchObject({ action: 'deleted' });
   });
 });

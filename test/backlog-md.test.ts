@@ -2,6 +2,7 @@
  * Backlog.md projects, read as Backlog.md reads them: real excerpts of its own backlog
  * (test/fixtures/backlog-md), the real files on disk and the real index.
  */
+import { existsSync } from 'node:fs';
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -259,5 +260,52 @@ describe('quoteBareNames', () => {
     expect(quoteBareNames("assignee: '@x'")).toBe("assignee: '@x'");
     expect(quoteBareNames('assignee:\n  - @x')).toBe('assignee:\n  - @x');
     expect(quoteBareNames('title: @not-an-assignee')).toBe('title: @not-an-assignee');
+  });
+});
+
+const FULL_FOLDER = join(ROOT, '..', 'shared', 'eval', 'backlog-md');
+
+describe.skipIf(!existsSync(FULL_FOLDER))("the Backlog.md project's own backlog (698 files, a copy)", () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let service: BacklogService;
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempBacklog(FULL_FOLDER));
+    service = await openBacklog({ dir, embeddings: 'none', cacheDir: false });
+  }, 60_000);
+  afterAll(async () => {
+    await closeBacklog(service);
+    await cleanup();
+  });
+
+  it('reads every file with an id in a task folder as a task, and nothing else as one', async () => {
+    let tasks = 0;
+    for (const folder of [...TASK_FOLDERS, 'archive/drafts'])
+      for (const { path, data } of await filesIn(dir, folder))
+        if (data.id) {
+          expect(service.get(path).type, path).toBe('task');
+          tasks++;
+        }
+    expect(service.list({ types: 'task', limit: 1000 }).total).toBe(tasks);
+  });
+
+  it('resolves BACK-72, back-72 and BACK-222.1, and filters "In Progress" to exactly its items', async () => {
+    expect(service.get('BACK-72').path).toMatch(/^completed\/back-72 - /);
+    expect(service.get('back-72').id).toBe('BACK-72');
+    expect(service.get('BACK-222.1').parent_id).toBe('BACK-222');
+    const expected = new Set<string>();
+    for (const folder of [...TASK_FOLDERS, 'archive/drafts', 'docs', 'decisions', 'milestones'])
+      for (const { path, data } of await filesIn(dir, folder))
+        if (String(data.status ?? '').toLowerCase() === 'in progress') expected.add(path);
+    expect(expected.size).toBe(3);
+    expect(new Set(service.list({ status: 'In Progress' }).results.map((r) => r.path))).toEqual(expected);
+  });
+
+  it('reports no error: Backlog.md reads every file (the 21 with `assignee: @MrLesk` included)', () => {
+    const d = service.diagnostics();
+    expect(d.files.filter((f) => f.level === 'error')).toEqual([]);
+    expect(d.files.filter((f) => f.level === 'warning')).toEqual([]);
+    expect(d.format.statuses).toEqual(['To Do', 'In Progress', 'Done']);
   });
 });

@@ -248,12 +248,15 @@ export function buildProgram(): Command {
     .command('mcp')
     .description('serve the backlog to an MCP client over stdio (stdout carries the protocol)')
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
+    .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
       const service = await open(cmd, 'server', o.watch !== false);
       const { runStdioServer } = await import('../mcp/stdio.js');
-      process.stderr.write(`backlog-search: MCP over stdio for ${service.dir} (${service.size} items)\n`);
+      process.stderr.write(
+        `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+      );
       try {
-        await runStdioServer(service);
+        await runStdioServer(service, { readOnly: Boolean(o.readOnly) });
       } finally {
         await closeBacklog(service);
       }
@@ -274,7 +277,15 @@ export function buildProgram(): Command {
     )
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
     .option('--viewer-dir <path>', 'serve the viewer from this folder (default: the built one, dist/viewer)')
+    .option(
+      '--token <secret>',
+      'bearer token every API and MCP request must carry (default: $BACKLOG_TOKEN); required with a --host beyond loopback',
+    )
+    .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
+      const token: string | undefined = o.token ?? (process.env.BACKLOG_TOKEN || undefined);
+      const { checkAccess } = await import('../http/auth.js');
+      checkAccess(o.host, token);
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new BacklogError(
@@ -299,6 +310,8 @@ export function buildProgram(): Command {
         allowedHosts: list(o.allowHost),
         allowedOrigins: list(o.allowOrigin),
         viewerDir: o.viewerDir ? resolve(o.viewerDir) : undefined,
+        token,
+        readOnly: Boolean(o.readOnly),
       }).catch(async (err: NodeJS.ErrnoException) => {
         await closeBacklog(service);
         if (err.code === 'EADDRINUSE')
@@ -313,8 +326,10 @@ export function buildProgram(): Command {
       const { findViewerDir } = await import('../http/viewer.js');
       process.stderr.write(
         `backlog-search: serving ${service.dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
-          `Viewer: ${running.url}/${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
-          `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n`,
+          `Viewer: ${running.url}/${token ? `#token=${encodeURIComponent(token)}` : ''}${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
+          `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n` +
+          (token ? 'Every API and MCP request needs the header "Authorization: Bearer <token>".\n' : '') +
+          (o.readOnly ? 'Read-only: no write tool is listed.\n' : ''),
       );
       if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
         process.stderr.write(

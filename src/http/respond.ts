@@ -2,13 +2,14 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 
-export type HttpEnv = { Bindings: HttpBindings };
+/** `authorized`: the request carried the server's token (or the server has none); set by auth.ts. */
+export type HttpEnv = { Bindings: HttpBindings; Variables: { authorized: boolean } };
 export type HttpApp = Hono<HttpEnv>;
 
 /** JSON error body of every HTTP failure (the MCP tools use the same `{status, error}` shape). */
 export function httpError(
   c: Context,
-  status: 400 | 403 | 404 | 405 | 409 | 413 | 500,
+  status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 500 | 503,
   code: string,
   message: string,
   hint: string,
@@ -16,11 +17,16 @@ export function httpError(
   return c.json({ status: 'error', error: { code, message, hint } }, status);
 }
 
-/** The HTTP status of each error code: 400 for bad input, 403, 404, 409, 413, 500. */
-export function statusOf(code: string): 400 | 403 | 404 | 409 | 413 | 500 {
+/** The HTTP status of each error code: 400 for bad input, 401, 403, 404, 409, 413, 500, 503. */
+export function statusOf(code: string): 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503 {
   switch (code) {
+    case 'UNAUTHORIZED':
+      return 401;
+    case 'FORBIDDEN':
     case 'FORBIDDEN_PATH':
       return 403;
+    case 'SESSION_LIMIT':
+      return 503;
     case 'INPUT_TOO_LARGE':
       return 413;
     case 'NOT_FOUND':

@@ -12,12 +12,15 @@ import { isBacklogError } from '../errors.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { VERSION } from '../version.js';
 import { mountApi } from './api.js';
+import { DEFAULT_MAX_BODY_BYTES, bearerAuth, checkAccess, limitBody } from './auth.js';
 import { hostOriginGuard } from './guard.js';
 import { mountMcp, type McpMountOptions } from './mcp.js';
 import { httpError, statusOf, type HttpApp, type HttpEnv } from './respond.js';
 import { viewerHandler } from './viewer.js';
 
 export { hostOriginGuard } from './guard.js';
+export { checkAccess, isLoopbackHost, tokenMatches } from './auth.js';
+export { mcpSessionStats } from './mcp.js';
 export { httpError, statusOf, type HttpApp, type HttpEnv } from './respond.js';
 
 export interface HttpAppOptions extends McpMountOptions {
@@ -37,6 +40,12 @@ export interface HttpAppOptions extends McpMountOptions {
    * no viewer.
    */
   viewerDir?: string | false;
+  /**
+   * A bearer token every request must carry (`Authorization: Bearer <token>`), except `GET /health`
+   * (which then answers only `{status}`) and the viewer's static files. Compared in constant time; at
+   * least 16 characters. Required to bind beyond loopback (`startHttpServer` refuses otherwise).
+   */
+  token?: string;
 }
 
 const disposers = new WeakMap<HttpApp, () => Promise<void>>();
@@ -48,6 +57,8 @@ const disposers = new WeakMap<HttpApp, () => Promise<void>>();
 export function createHttpApp(service: BacklogService, options: HttpAppOptions = {}): HttpApp {
   const app = new Hono<HttpEnv>();
   app.use('*', hostOriginGuard(options));
+  app.use('*', bearerAuth(options.token));
+  app.use('*', limitBody(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   app.onError((err, c) => {
     if (isBacklogError(err)) return httpError(c, statusOf(err.code), err.code, err.message, err.hint);
     process.stderr.write(`backlog-search http: ${err.stack ?? err.message}\n`);
@@ -74,19 +85,24 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
   );
 
   app.get('/health', (c) =>
-    c.json({
-      status: 'ok',
-      name: 'backlog-search',
-      version: VERSION,
-      items: service.size,
-      search_mode: service.index.defaultMode(),
-      format: {
-        name: service.format.name,
-        project: service.format.config.project,
-        statuses: service.format.config.statuses,
-        task_prefix: service.format.config.taskPrefix,
-      },
-    }),
+    c.json(
+      !c.get('authorized')
+        ? { status: 'ok' }
+        : {
+            status: 'ok',
+            name: 'backlog-search',
+            version: VERSION,
+            items: service.size,
+            search_mode: service.index.defaultMode(),
+            read_only: options.readOnly === true,
+            format: {
+              name: service.format.name,
+              project: service.format.config.project,
+              statuses: service.format.config.statuses,
+              task_prefix: service.format.config.taskPrefix,
+            },
+          },
+    ),
   );
 
   const closeMcp = mountMcp(app, service, options);
@@ -123,8 +139,13 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
+/**
+ * Binds the app. A host beyond loopback without `token` is refused (UNAUTHORIZED, with a hint), so a
+ * backlog is never served to the network without authentication.
+ */
 export async function startHttpServer(options: StartHttpServerOptions): Promise<RunningHttpServer> {
   const host = options.host ?? '127.0.0.1';
+  checkAccess(host, options.token);
   const app = options.app ?? createHttpApp(options.service, options);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 3030 }, () =>

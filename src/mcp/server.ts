@@ -8,7 +8,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { VERSION } from '../version.js';
 import { registerResources } from './resources.js';
-import { registerTool } from './tool.js';
+import { errorResult, registerTool } from './tool.js';
+import { BacklogError } from '../errors.js';
 import { createTool } from './tools/create.js';
 import { deleteTool } from './tools/delete.js';
 import { getMetadataTool } from './tools/get-metadata.js';
@@ -37,24 +38,76 @@ Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) 
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
 }
 
-const TOOLS = {
+const READ_TOOLS = {
   backlog_search: searchTool,
   backlog_get: getTool,
   backlog_get_metadata: getMetadataTool,
   backlog_list: listTool,
+};
+
+/** The instructions of a read-only server: no write tools to mention. */
+function readOnlyInstructions(text: string): string {
+  return text.replace(/\nWrites \([^\n]*\n/, '\nThis server is read-only: it has no write tools.\n');
+}
+
+const TOOLS = {
+  ...READ_TOOLS,
   backlog_create: createTool,
   backlog_update: updateTool,
   backlog_delete: deleteTool,
   backlog_write_resource: writeResourceTool,
 };
 
-/** An MCP server over `service`: eight tools, the backlog as resources, list-changed notifications. */
-export function createMcpServer(service: BacklogService): McpServer {
+export interface McpServerOptions {
+  /** Register only the read tools (search, get, get_metadata, list): the write tools are not listed. */
+  readOnly?: boolean;
+}
+
+/**
+ * A call of a tool this server does not have gets our structured error (a code and a hint) instead of
+ * the SDK's plain-text "Tool x not found": FORBIDDEN for a write tool of a read-only server,
+ * INVALID_INPUT otherwise. The SDK keeps its tools/call handler in a private map; if that changes,
+ * the SDK's own answer stays (the stress bench's MCP fuzzing counts it as an error without a code).
+ */
+function answerUnknownTools(server: McpServer, names: string[], readOnly: boolean): void {
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+  const original = handlers?.get('tools/call');
+  if (!handlers || !original) return;
+  const known = new Set(names);
+  handlers.set('tools/call', (request, extra) => {
+    const name = (request as { params?: { name?: unknown } }).params?.name;
+    if (typeof name !== 'string' || known.has(name)) return original(request, extra);
+    const write = Object.hasOwn(TOOLS, name);
+    return Promise.resolve(
+      errorResult(
+        readOnly && write
+          ? new BacklogError(
+              'FORBIDDEN',
+              `${name} is not available: this server is read-only`,
+              'Use the read tools (backlog_search, backlog_get, backlog_get_metadata, backlog_list), or a server started without --read-only.',
+              { tool: name },
+            )
+          : new BacklogError(
+              'INVALID_INPUT',
+              `no tool named "${name.slice(0, 100)}"`,
+              `Tools: ${names.join(', ')}.`,
+              { tool: name.slice(0, 100) },
+            ),
+      ),
+    );
+  });
+}
+type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/** An MCP server over `service`: eight tools (four when read-only), the backlog as resources, list-changed notifications. */
+export function createMcpServer(service: BacklogService, options: McpServerOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'backlog-search', title: 'Backlog search', version: VERSION },
-    { instructions: instructions(service) },
+    { instructions: options.readOnly ? readOnlyInstructions(instructions(service)) : instructions(service) },
   );
-  for (const [name, tool] of Object.entries(TOOLS)) registerTool(server, name, tool(service));
+  const tools = options.readOnly ? READ_TOOLS : TOOLS;
+  for (const [name, tool] of Object.entries(tools)) registerTool(server, name, tool(service));
+  answerUnknownTools(server, Object.keys(tools), options.readOnly === true);
   registerResources(server, service);
 
   // Coalesce bursts of changes (a bulk create, a git checkout) into one notification.

@@ -66,7 +66,9 @@ export const itemShape = z
   })
   .loose();
 export const writeShape = {
-  action: z.enum(['created', 'updated', 'deleted', 'overwritten', 'appended', 'replaced']).optional(),
+  action: z
+    .enum(['created', 'updated', 'deleted', 'archived', 'overwritten', 'appended', 'replaced'])
+    .optional(),
   id: z.string().optional(),
   path: z.string().optional(),
   uri: z.string().optional(),

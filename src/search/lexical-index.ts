@@ -43,6 +43,19 @@ export interface SearchSettings {
   k1: number;
   /** BM25 length normalization per field (0 = none, 1 = full). */
   b: Record<TextField, number>;
+  /**
+   * Coordination: a document's score is multiplied by (query words it matched / query words)^coordination,
+   * so one that has every word of a multi-word query beats one that repeats a single word (0: off;
+   * MiniSearch's own scoring is 1). Measured in docs/search.md, "Ranking long documents".
+   */
+  coordination: number;
+  /** Up to this share more for a document whose title holds the query's words (all of them: the full share). */
+  titleCoverage: number;
+  /**
+   * Up to this share more for a document in whose title or body the query's words stand next to each
+   * other, as in the query (each adjacent pair counts its part); applied to the best 100 matches.
+   */
+  proximity: number;
 }
 
 /** Textbook BM25 parameters (k1 1.2, b 0.75 on the body) and title > tags > author > body; docs/search.md has their measured effect. */
@@ -51,7 +64,13 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   fieldWeights: { title: 2, tags: 1.5, author: 1.2, body: 1, extra: 0.5 },
   k1: 1.2,
   b: { title: 0.5, tags: 0.3, author: 0.3, body: 0.75, extra: 0.5 },
+  coordination: 0,
+  titleCoverage: 0.75,
+  proximity: 0.25,
 };
+
+/** The best matches that the proximity bonus re-ranks (the rest keep their BM25F order below them). */
+const PROXIMITY_CANDIDATES = 100;
 
 const SCHEMA = {
   title: 'string',
@@ -332,8 +351,42 @@ export class LexicalIndex {
   }
 
   private score(groups: QueryTermGroup[], conjunctive: boolean, filter: Set<number> | undefined) {
-    const { k1, b, fieldWeights } = this.settings;
-    return runBm25f(this.store, groups, { k1, b, weights: fieldWeights }, this.size, conjunctive, filter);
+    const { k1, b, fieldWeights, coordination, titleCoverage } = this.settings;
+    return runBm25f(
+      this.store,
+      groups,
+      { k1, b, weights: fieldWeights, coordination, titleCoverage },
+      this.size,
+      conjunctive,
+      filter,
+    );
+  }
+
+  /**
+   * Multiplies the scores of the best matches by 1 + proximity × (the query's adjacent word pairs that
+   * stand next to each other in the title or the body / its adjacent pairs), from the forward index.
+   */
+  private rewardProximity(query: string, docs: number[], scores: number[]): void {
+    const sequence = this.analyzer.sequence(query);
+    const pairs: [string, string][] = [];
+    for (let i = 1; i < sequence.length; i++)
+      if (sequence[i] !== sequence[i - 1]) pairs.push([sequence[i - 1], sequence[i]]);
+    if (pairs.length === 0) return;
+    const top = topKIndices(scores, docs, Math.min(docs.length, PROXIMITY_CANDIDATES));
+    const candidates = top.map((i) => docs[i]);
+    const fields = this.store.bm25f.fields.filter((_, i) =>
+      ['title', 'body'].includes(this.store.bm25f.fieldNames[i]),
+    );
+    const adjacent = new Map<number, number>();
+    for (const pair of pairs) {
+      const found = new Set<number>();
+      for (const field of fields) for (const d of phraseDocs(field, pair, candidates)) found.add(d);
+      for (const d of found) adjacent.set(d, (adjacent.get(d) ?? 0) + 1);
+    }
+    for (const i of top) {
+      const n = adjacent.get(docs[i]);
+      if (n) scores[i] *= 1 + (this.settings.proximity * n) / pairs.length;
+    }
   }
 
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
@@ -496,6 +549,8 @@ export class LexicalIndex {
         .queryWords(query)
         .map((word) => termGroup(word, undefined, this.partialFields, vocab));
       ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
+      if (this.settings.proximity > 0 && req.sort !== 'recent' && groups.length > 1)
+        this.rewardProximity(query, docs, scores);
     }
 
     const sortRecent = req.sort === 'recent' || !query;

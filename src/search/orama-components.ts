@@ -46,6 +46,9 @@ export interface Bm25fConfig {
   /** Per text field. */
   b: Record<string, number>;
   weights: Record<string, number>;
+  /** See SearchSettings.coordination and titleCoverage (0: off). */
+  coordination?: number;
+  titleCoverage?: number;
 }
 
 export function createOramaTokenizer(analyzer: TextAnalyzer): Tokenizer {
@@ -96,6 +99,9 @@ export function runBm25f(
       docCount,
       conjunctive,
       filter,
+      coordination: config.coordination ?? 0,
+      titleCoverage: config.titleCoverage ?? 0,
+      titleField: state.fieldNames.indexOf('title'),
     },
     state.scratch,
   );

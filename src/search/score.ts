@@ -27,6 +27,12 @@ export interface ScoreOptions {
   conjunctive: boolean;
   /** Keep only these internal ids (Orama's where-filter result); idf still counts every document. */
   filter?: Set<number>;
+  /** Score times (words matched / query words)^coordination (0: off). */
+  coordination?: number;
+  /** Score times 1 + titleCoverage × (words matched in the title field / query words) (0: off). */
+  titleCoverage?: number;
+  /** Index of the title among `fields` (-1: none). */
+  titleField?: number;
 }
 
 export interface ScoredDocs {
@@ -45,6 +51,9 @@ export class ScoreScratch {
   groupBest = new Float64Array(0);
   pseudo = new Float64Array(0);
   matched = new Uint16Array(0);
+  /** Query words matched in the title, and the last word counted there (1-based). */
+  inTitle = new Uint16Array(0);
+  titleGroup = new Uint16Array(0);
   mask = new Uint32Array(0);
   /** Documents touched by the query, by one term alternative, by one query word (reused: no garbage per query). */
   readonly touchedAll: number[] = [];
@@ -58,6 +67,8 @@ export class ScoreScratch {
     this.groupBest = new Float64Array(n);
     this.pseudo = new Float64Array(n);
     this.matched = new Uint16Array(n);
+    this.inTitle = new Uint16Array(n);
+    this.titleGroup = new Uint16Array(n);
     this.mask = new Uint32Array(n);
   }
 }
@@ -89,9 +100,12 @@ export function scoreBm25f(
   scratch: ScoreScratch,
 ): ScoredDocs {
   const { total, groupBest, pseudo, matched, mask, touchedAll, touchedAlt, touchedGroup } = scratch;
+  const { inTitle, titleGroup } = scratch;
+  const titleField = opts.titleCoverage ? (opts.titleField ?? -1) : -1;
   touchedAll.length = 0;
 
-  for (const group of groups) {
+  for (let g = 0; g < groups.length; g++) {
+    const group = groups[g];
     touchedGroup.length = 0;
     // Most words have one alternative (the word itself): its scores go straight to the totals.
     const single = group.alternatives.length === 1;
@@ -113,6 +127,14 @@ export function scoreBm25f(
           pseudo[d] += wf * data[i + 1] * norm[d];
           mask[d] |= bit;
         }
+        if (f === titleField)
+          for (let i = start; i < end; i += 2) {
+            const d = data[i];
+            if (titleGroup[d] !== g + 1) {
+              titleGroup[d] = g + 1;
+              inTitle[d]++;
+            }
+          }
       }
       const w = idf(opts.docCount, touchedAlt.length) * weight;
       const k1 = opts.k1;
@@ -144,15 +166,23 @@ export function scoreBm25f(
 
   const out: ScoredDocs = { docs: [], scores: [], fieldMasks: [] };
   const required = opts.conjunctive ? groups.length : 1;
+  const coordination = opts.coordination ?? 0;
+  const titleCoverage = titleField >= 0 ? (opts.titleCoverage ?? 0) : 0;
+  const n = groups.length;
   for (const d of touchedAll) {
     if (matched[d] >= required && (!opts.filter || opts.filter.has(d))) {
+      let score = total[d];
+      if (coordination && matched[d] < n) score *= (matched[d] / n) ** coordination;
+      if (titleCoverage) score *= 1 + (titleCoverage * inTitle[d]) / n;
       out.docs.push(d);
-      out.scores.push(total[d]);
+      out.scores.push(score);
       out.fieldMasks.push(mask[d]);
     }
     total[d] = 0;
     matched[d] = 0;
     mask[d] = 0;
+    inTitle[d] = 0;
+    titleGroup[d] = 0;
   }
   return out;
 }

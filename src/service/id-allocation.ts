@@ -1,12 +1,15 @@
 /**
- * New task and epic ids, and the locks writes take: in one process allocations and writes to one file are
- * serialized; across processes an id is claimed with an exclusive marker file (`tasks/.<ID>.lock`).
+ * New task and epic ids, and the locks writes take. In one process, writes to one file (and allocations)
+ * queue behind each other; across processes they take a lock file that names its owner
+ * (storage/file-lock.ts): `.<name>.lock` next to the file for a read-modify-write, `tasks/.<ID>.lock`
+ * to claim an id until its file exists. A lock left by a killed process is broken by the next writer.
  */
-import { readdir, unlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { errors } from '../errors.js';
+import { BacklogError, errors } from '../errors.js';
+import { LockTimeoutError, acquireLock, tryLock } from '../storage/file-lock.js';
 import { resolveFolderForWrite } from '../storage/root-path.js';
-import { tryCreateMarker } from '../storage/write-file.js';
+import { lockPathFor } from '../storage/write-file.js';
 import type { WriteTarget } from './write-inputs.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -44,6 +47,36 @@ export function stateOf(dir: string): FolderState {
   return state;
 }
 
+/** How long a write waits for another process's lock on the same file before it gives up (CONFLICT). */
+export const WRITE_LOCK_TIMEOUT_MS = 20_000;
+
+/**
+ * Runs `fn` holding the write lock of one backlog file (`rel`, at `abs`): queued behind this process's
+ * other writes to it, then the lock file every process respects. Everything that reads a file to
+ * change it (the version check included) runs inside.
+ */
+export function withWriteLock<T>(dir: string, rel: string, abs: string, fn: () => Promise<T>): Promise<T> {
+  return stateOf(dir).locks.run(`file:${rel}`, async () => {
+    let release: () => Promise<void>;
+    try {
+      release = await acquireLock(lockPathFor(abs), { timeoutMs: WRITE_LOCK_TIMEOUT_MS });
+    } catch (err) {
+      if (!(err instanceof LockTimeoutError)) throw err;
+      throw new BacklogError(
+        'CONFLICT',
+        `${rel} is being written by ${err.owner ? `process ${err.owner.pid}` : 'another process'} (waited ${WRITE_LOCK_TIMEOUT_MS / 1000} s); nothing was written`,
+        'Retry in a moment; if it persists, check which process holds the lock file next to it.',
+        { path: rel, locked_by: err.owner?.pid ?? null },
+      );
+    }
+    try {
+      return await fn();
+    } finally {
+      await release();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ids and file names
 
@@ -69,9 +102,9 @@ async function fileNamesUnder(folder: string, recursive: boolean): Promise<strin
 }
 
 /**
- * The next free id. In one process allocations are serialized; across processes a marker file
- * `tasks/.<ID>.lock` is taken with the exclusive `wx` flag, and the id is re-checked against the
- * files on disk once the marker is held. The caller removes the marker after creating the file.
+ * The next free id. In one process allocations are serialized; across processes the id is claimed with
+ * a lock file `tasks/.<ID>.lock` (a dead claimer's is broken, so a crash never skips an id for good), and
+ * re-checked against the files on disk once claimed. The caller releases the claim after creating the file.
  */
 export async function allocateId(
   service: WriteTarget,
@@ -85,17 +118,17 @@ export async function allocateId(
     for (const name of await fileNamesUnder(tasksDir, true)) max = Math.max(max, numberOf(name, prefix));
     for (let n = max + 1; n < max + 1000; n++) {
       const id = formatId(prefix, n);
-      const marker = join(tasksDir, `.${id}.lock`);
-      if (!(await tryCreateMarker(marker))) continue;
+      const release = await tryLock(join(tasksDir, `.${id}.lock`));
+      if (!release) continue;
       const taken =
         service.resolve(id) !== undefined ||
         (await fileNamesUnder(tasksDir, false)).some((name) => numberOf(name, prefix) === n);
       if (taken) {
-        await unlink(marker).catch(() => undefined);
+        await release();
         continue;
       }
       state.last.set(prefix, n);
-      return { id, release: () => unlink(marker).catch(() => undefined) };
+      return { id, release };
     }
     throw errors.internal(
       `could not allocate a ${prefix} id: 1000 candidates after ${formatId(prefix, max)} are locked`,

@@ -88,6 +88,8 @@ export class Indexer {
   private cacheWrite: Promise<void> = Promise.resolve();
   /** Per path, bumped by every apply and remove: a slow read never undoes a later change. */
   private readonly generations = new Map<string, number>();
+  /** The latest applyFile of each path still running: an earlier one that it overtook answers with its result. */
+  private readonly applying = new Map<string, Promise<BacklogItem | null>>();
   private readonly listeners = new Set<(change: BacklogChange) => void>();
 
   constructor(options: IndexerOptions) {
@@ -221,12 +223,25 @@ export class Indexer {
    * Re-reads one file (path relative to the root) and updates everything before returning: added,
    * changed, or gone. Descendants are re-indexed too when the item's place in the tree changed.
    */
-  async applyFile(relPath: string): Promise<BacklogItem | null> {
+  applyFile(relPath: string): Promise<BacklogItem | null> {
+    const run = this.applyLatest(relPath);
+    this.applying.set(relPath, run);
+    const forget = () => {
+      if (this.applying.get(relPath) === run) this.applying.delete(relPath);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  private async applyLatest(relPath: string): Promise<BacklogItem | null> {
     if (await this.reconfigured(relPath)) return null;
     const generation = this.touch(relPath);
     const { item, diagnostics } = await loadFile(this.dir, relPath, this.currentFormat);
-    // A later apply or remove of this path started while this one read: the later one decides.
+    // A later apply or remove of this path started while this one read: the later one decides, and a
+    // write that applied its own file (then overtaken by the watcher's apply of it) answers with that.
     if (this.generations.get(relPath) !== generation) {
+      const later = this.applying.get(relPath);
+      if (later) return later;
       const current = this.store.atPath(relPath);
       return current ? this.store.byId(current)! : null;
     }
@@ -293,6 +308,7 @@ export class Indexer {
       return false;
     }
     this.touch(relPath);
+    this.applying.delete(relPath);
     this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
     const id = this.store.atPath(relPath);
     if (!id) return false;

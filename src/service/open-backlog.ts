@@ -10,6 +10,7 @@ import type { FormatName } from '../storage/formats/detect.js';
 import type { Limits } from './limits.js';
 import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
 import { parseLanguagesSetting, readBacklogLanguages } from './backlog-settings.js';
+import { removeWriteLeftovers } from '../storage/write-file.js';
 
 export interface OpenBacklogOptions {
   /** Backlog root; default `BACKLOG_DIR` or `./backlog`. */
@@ -66,6 +67,11 @@ export interface OpenBacklogOptions {
   /** Read every file and rebuild the index even when the persisted one is valid. */
   rebuild?: boolean;
   onProgress?: (phase: 'read' | 'index', done: number, total: number) => void;
+  /**
+   * Remove what writers killed half-way left in the folder (their hidden temporary files and lock files
+   * whose owner process is gone) before reading it (default true; live writers' files are kept).
+   */
+  removeLeftovers?: boolean;
 }
 
 export function defaultBacklogDir(): string {
@@ -90,6 +96,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       { dir },
     );
   }
+  if (options.removeLeftovers !== false) await removeWriteLeftovers(dir);
   const provider =
     options.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
   const languages =

@@ -36,7 +36,8 @@ export const filterShape = {
     .describe('items under these ids, at any depth, and the items themselves'),
   tags: oneOrMany(z.string()).optional().describe('any of these tags'),
   author: oneOrMany(z.string()).optional().describe('any of these authors'),
-  path: oneOrMany(z.string())
+  // picomatch throws on a pattern over 65,536 characters; no real glob comes near 1,000.
+  path: oneOrMany(z.string().max(1000))
     .optional()
     .describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
   folder: oneOrMany(z.string())

@@ -4,16 +4,20 @@
  * backlog (WriteTarget: BacklogService gives it, and nothing here imports the service back).
  */
 import { z } from 'zod';
-import { BacklogError } from '../errors.js';
+import { BacklogError, errors } from '../errors.js';
 import { MAX_FILE_BYTES } from '../storage/backlog-store.js';
-import { PRIORITIES, taskFrontmatterSchema } from '../storage/schema.js';
-import { STATUSES, type BacklogItem } from '../storage/types.js';
+import type { BacklogFormat } from '../storage/formats/detect.js';
+import { statusKey } from '../storage/ids.js';
+import { taskFrontmatterSchema } from '../storage/schema.js';
+import type { BacklogItem } from '../storage/types.js';
 import { oneOrMany, toBacklogError } from './options.js';
 import type { ItemSummary } from './summary.js';
 
 /** What a write needs from the backlog (BacklogService gives it; nothing here imports the service). */
 export interface WriteTarget {
   readonly dir: string;
+  /** How the backlog's files are written: its format, statuses, id prefix. */
+  readonly format: BacklogFormat;
   ids(): string[];
   resolve(ref: string): string | undefined;
   /** The item an id, URI or path refers to; NOT_FOUND otherwise. */
@@ -39,7 +43,11 @@ const list = (what: string) => oneOrMany(z.string()).describe(`${what}: a list o
 
 const patchShape = {
   title: z.string().trim().min(1).max(300).describe('one-line title'),
-  status: z.enum(STATUSES).describe(STATUSES.join(', ')),
+  status: z
+    .string()
+    .trim()
+    .min(1)
+    .describe("one of the backlog's statuses, any case and spacing (backlog_list lists them)"),
   parent_id: z
     .string()
     .trim()
@@ -49,7 +57,7 @@ const patchShape = {
   tags: list('tags'),
   author: z.string().trim().min(1).nullable(),
   assignee: z.string().trim().min(1).nullable(),
-  priority: z.enum(PRIORITIES).nullable().describe(PRIORITIES.join(', ')),
+  priority: z.string().trim().min(1).nullable().describe('low, medium, high (native also critical)'),
   references: list('ids or URLs this item refers to'),
 };
 
@@ -57,7 +65,7 @@ export const createInputSchema = z
   .object({
     type: z.enum(['task', 'epic']).default('task').describe('task (default) or epic'),
     title: patchShape.title,
-    status: patchShape.status.default('open'),
+    status: patchShape.status.optional().describe("default: the backlog's default status"),
     parent_id: patchShape.parent_id.optional(),
     tags: patchShape.tags.optional(),
     author: patchShape.author.optional(),
@@ -105,6 +113,12 @@ export const deleteInputSchema = z
       .boolean()
       .default(false)
       .describe('delete a task or epic that has children (they keep a dangling parent_id)'),
+    permanent: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Backlog.md backlogs archive a deleted task (archive/tasks/), as Backlog.md does; true deletes the file',
+      ),
   })
   .strict();
 
@@ -142,7 +156,7 @@ export type DeleteInput = z.input<typeof deleteInputSchema>;
 export type WriteResourceInput = z.input<typeof writeResourceInputSchema>;
 
 export interface WriteResult {
-  action: 'created' | 'updated' | 'deleted' | 'overwritten' | 'appended' | 'replaced';
+  action: 'created' | 'updated' | 'deleted' | 'archived' | 'overwritten' | 'appended' | 'replaced';
   id: string;
   /** Relative to the backlog root. */
   path: string;
@@ -159,8 +173,6 @@ export interface WriteResult {
 // Validation errors
 
 export const FIELD_HINTS: Record<string, string> = {
-  status: `Use one of: ${STATUSES.join(', ')}.`,
-  priority: `Use one of: ${PRIORITIES.join(', ')}, or null.`,
   type: 'Use task or epic.',
   title: 'Pass a non-empty one-line title (at most 300 characters).',
   parent_id: 'Pass the id of an existing task or epic, e.g. EPIC-0001, or null.',
@@ -177,6 +189,12 @@ export function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.ou
   const issue = parsed.error.issues[0];
   if (issue.code === 'unrecognized_keys') throw toBacklogError(parsed.error, Object.keys(schema.shape));
   const field = String(issue.path[0] ?? 'input');
+  if (issue.code === 'too_big' && issue.origin === 'string' && Number(issue.maximum) >= MAX_FILE_BYTES)
+    throw errors.inputTooLarge(
+      field,
+      `${issue.message} (characters)`,
+      `Keep one write under ${MAX_FILE_BYTES} bytes; split the content over several files.`,
+    );
   const missing = issue.code === 'invalid_type' && issue.message.includes('undefined');
   const values = issue.code === 'invalid_value' ? issue.values.map(String).join(', ') : '';
   const hint = FIELD_HINTS[field] ?? (values ? `Use one of: ${values}.` : `Check the value of "${field}".`);
@@ -185,6 +203,32 @@ export function parseInput<S extends z.ZodObject>(schema: S, raw: unknown): z.ou
 
 export function throwField(field: string, message: string, hint: string): never {
   throw new BacklogError('INVALID_FILTER', message, hint, { field });
+}
+
+/** `value` as the backlog spells it, one of `allowed` in any case and spacing; INVALID_FILTER listing them otherwise. */
+export function fromVocabulary(field: string, value: string, allowed: readonly string[]): string {
+  const found = allowed.find((a) => statusKey(a) === statusKey(value));
+  if (found !== undefined) return found;
+  return throwField(
+    field,
+    `${field} "${value}" is not one of this backlog's`,
+    `Use one of: ${allowed.join(', ')}.`,
+  );
+}
+
+/** The status and priority of a write, checked against the backlog's format (config.yml for Backlog.md). */
+export function checkVocabulary(
+  format: BacklogFormat,
+  input: { status?: string; priority?: string | null },
+): { status?: string; priority?: string | null } {
+  return {
+    status:
+      input.status === undefined ? undefined : fromVocabulary('status', input.status, format.config.statuses),
+    priority:
+      input.priority === undefined || input.priority === null
+        ? input.priority
+        : fromVocabulary('priority', input.priority, format.config.priorities),
+  };
 }
 
 /**

@@ -4,17 +4,29 @@
  * index before the call returns. Only the file being written is ever touched.
  */
 import { stat, unlink } from 'node:fs/promises';
-import { BacklogError, errors, isBacklogError } from '../errors.js';
-import { MAX_FILE_BYTES, isIgnoredPath, writeFileAtomic } from '../storage/backlog-store.js';
-import { parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
-import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, isTaskPath, resourceUri } from '../storage/parse.js';
+import type { Stats } from 'node:fs';
+import { BacklogError, errors } from '../errors.js';
+import { isIgnoredPath } from '../storage/backlog-store.js';
+import { editFrontMatter, parseFrontmatter, stringifyFrontmatter } from '../storage/frontmatter.js';
+import type { BacklogFormat } from '../storage/formats/detect.js';
+import { RESOURCE_URI_PREFIX, TEXT_EXTENSIONS, fileType, resourceUri } from '../storage/parse.js';
 import { checkRelativePath, readInsideRoot, resolveForWrite } from '../storage/root-path.js';
 import { FIELD_ALIASES } from '../storage/schema.js';
-import { createFileExclusive } from '../storage/write-file.js';
-import { allocateId, slugify, stateOf } from './id-allocation.js';
+import { createFileExclusive, writeFileAtomic } from '../storage/write-file.js';
+import { appendText, checkSize, commitIfUnchanged, fsError, inFileEol, replaceString } from './write-text.js';
+import { allocateId, slugify, withWriteLock } from './id-allocation.js';
+import {
+  archiveBacklogMdTask,
+  backlogMdChanges,
+  createBacklogMdTask,
+  quoteBareNamesInFile,
+} from './backlog-md-writes.js';
+import type { z } from 'zod';
+import type { BacklogItem } from '../storage/types.js';
 import { summarize } from './summary.js';
 import {
   FIELD_HINTS,
+  checkVocabulary,
   createInputSchema,
   deleteInputSchema,
   parseInput,
@@ -62,11 +74,28 @@ function checkExtraFields(fields: Record<string, unknown> | undefined): void {
   }
 }
 
-/** Sets `field` under its canonical name and drops the names other tools use for it (labels, parent, ...). */
-function setField(fm: Record<string, unknown>, field: string, value: unknown): void {
-  for (const alias of FIELD_ALIASES[field] ?? []) if (alias !== field) delete fm[alias];
-  if (value === null || value === undefined) delete fm[field];
-  else fm[field] = value;
+/**
+ * Sets `field` under its canonical name and drops the names other tools use for it (labels, parent, ...),
+ * in `fm` and, as minimal edits for the file, in `changes`.
+ */
+function setField(
+  fm: Record<string, unknown>,
+  field: string,
+  value: unknown,
+  changes: [string, unknown][] = [],
+): void {
+  for (const alias of FIELD_ALIASES[field] ?? [])
+    if (alias !== field && alias in fm) {
+      delete fm[alias];
+      changes.push([alias, undefined]);
+    }
+  if (value === null || value === undefined) {
+    if (field in fm) changes.push([field, undefined]);
+    delete fm[field];
+  } else {
+    fm[field] = value;
+    changes.push([field, value]);
+  }
 }
 
 /** YAML timestamps come back as Dates; the schema (and our writes) use ISO strings. */
@@ -85,8 +114,12 @@ function serialize(fm: Record<string, unknown>, body: string): string {
   return stringifyFrontmatter(clean, body);
 }
 
-function readFrontmatter(text: string, path: string): { fm: Record<string, unknown>; body: string } {
-  const parsed = parseFrontmatter(text);
+function readFrontmatter(
+  text: string,
+  path: string,
+  format?: BacklogFormat,
+): { fm: Record<string, unknown>; body: string; block: string } {
+  const parsed = parseFrontmatter(text, format?.prepareFrontmatter);
   if (parsed.error)
     throw new BacklogError(
       'CONFLICT',
@@ -94,7 +127,7 @@ function readFrontmatter(text: string, path: string): { fm: Record<string, unkno
       'Fix the frontmatter by hand (see `backlog-search diagnostics`), then retry.',
       { path },
     );
-  return { fm: { ...parsed.data }, body: parsed.content };
+  return { fm: { ...parsed.data }, body: parsed.content, block: parsed.block };
 }
 
 /** The canonical id of an existing task or epic to use as parent; rejects cycles. */
@@ -102,8 +135,12 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
   const id = service.resolve(ref);
   if (!id) throwField('parent_id', `parent_id: no item with id "${ref}"`, FIELD_HINTS.parent_id);
   const parent = service.get(id);
-  if (parent.type === 'resource')
-    throwField('parent_id', `parent_id: "${ref}" is a resource, not a task or epic`, FIELD_HINTS.parent_id);
+  if (parent.type !== 'task' && parent.type !== 'epic')
+    throwField(
+      'parent_id',
+      `parent_id: "${ref}" is a ${parent.type}, not a task or epic`,
+      FIELD_HINTS.parent_id,
+    );
   if (self) {
     const seen = new Set<string>();
     let cur: string | undefined = id;
@@ -123,61 +160,10 @@ function resolveParent(service: WriteTarget, ref: string, self?: string): string
 }
 
 // ---------------------------------------------------------------------------------------------
-// Body edits
-
-function countOccurrences(text: string, needle: string): number {
-  let count = 0;
-  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) count++;
-  return count;
-}
-
-function replaceString(
-  text: string,
-  oldString: string,
-  newString: string,
-  all: boolean,
-  where: string,
-): { text: string; count: number } {
-  const count = countOccurrences(text, oldString);
-  if (count === 0)
-    throw new BacklogError(
-      'CONFLICT',
-      `old_string was not found in ${where}; nothing was written`,
-      'Read the current text (backlog_get) and copy the exact passage, whitespace and line breaks included.',
-      { field: 'old_string' },
-    );
-  if (count > 1 && !all)
-    throw new BacklogError(
-      'CONFLICT',
-      `old_string occurs ${count} times in ${where}; nothing was written`,
-      'Include more surrounding text so it occurs once, or pass replace_all: true.',
-      { field: 'old_string', occurrences: count },
-    );
-  return {
-    text: all ? text.split(oldString).join(newString) : text.replace(oldString, () => newString),
-    count,
-  };
-}
-
-function appendText(text: string, addition: string): string {
-  return text === '' || text.endsWith('\n') ? text + addition : `${text}\n${addition}`;
-}
-
-function checkSize(text: string, field: string): void {
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_FILE_BYTES)
-    throwField(
-      field,
-      `${field}: the file would be ${bytes} bytes, over the ${MAX_FILE_BYTES}-byte limit`,
-      'Split the content over several files.',
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
 // Paths
 
 /** A resource path the caller may write: inside the root, not hidden, an indexed text type, not a task file. */
-export function safeResourcePath(input: string): string {
+export function safeResourcePath(input: string, format: BacklogFormat): string {
   let p = input.trim();
   if (p.startsWith(RESOURCE_URI_PREFIX)) p = p.slice(RESOURCE_URI_PREFIX.length);
   if (!p) throwField('path', `path "${input}" is empty`, FIELD_HINTS.path);
@@ -194,24 +180,13 @@ export function safeResourcePath(input: string): string {
       `path "${input}" has ${ext ? `extension .${ext}` : 'no extension'}, which the backlog does not index`,
       `Use a text extension: ${[...TEXT_EXTENSIONS].join(', ')}.`,
     );
-  if (isTaskPath(p))
+  if (format.roleOf(p)?.type === 'task')
     throwField(
       'path',
-      `path "${input}" is a task file (markdown under tasks/)`,
+      `path "${input}" is a task file (markdown in a folder of tasks)`,
       'Use backlog_create and backlog_update for tasks and epics.',
     );
   return p;
-}
-
-function fsError(err: unknown, rel: string): never {
-  if (isBacklogError(err)) throw err;
-  const e = err as NodeJS.ErrnoException;
-  throw new BacklogError(
-    'INTERNAL',
-    `${rel}: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`,
-    'The file system refused the write; check that the file and its folder are writable, then retry.',
-    { path: rel },
-  );
 }
 
 async function applied(
@@ -237,19 +212,24 @@ async function applied(
 export async function createItem(service: WriteTarget, raw: CreateInput): Promise<WriteResult> {
   const input = parseInput(createInputSchema, raw);
   checkExtraFields(input.fields);
+  const { status = service.format.config.defaultStatus, priority } = checkVocabulary(service.format, input);
   const parent = input.parent_id ? resolveParent(service, input.parent_id) : undefined;
+  if (service.format.name === 'backlog-md') {
+    const rel = await createBacklogMdTask(service, input, status, priority ?? undefined, parent);
+    return applied(service, rel, 'created');
+  }
   const now = new Date().toISOString();
   const prefix = input.type === 'epic' ? 'EPIC' : 'TASK';
   const fm: Record<string, unknown> = {
     id: `${prefix}-0000`,
     title: input.title,
     type: input.type,
-    status: input.status,
+    status,
     parent_id: parent,
     tags: input.tags?.length ? input.tags : undefined,
     author: input.author ?? undefined,
     assignee: input.assignee ?? undefined,
-    priority: input.priority ?? undefined,
+    priority: priority ?? undefined,
     references: input.references?.length ? input.references : undefined,
     ...Object.fromEntries(Object.entries(input.fields ?? {}).filter(([, v]) => v !== null)),
     created_at: now,
@@ -277,6 +257,7 @@ export async function createItem(service: WriteTarget, raw: CreateInput): Promis
 export async function updateItem(service: WriteTarget, raw: UpdateInput): Promise<WriteResult> {
   const input = parseInput(updateInputSchema, raw);
   checkExtraFields(input.fields);
+  Object.assign(input, checkVocabulary(service.format, input));
   const bodyOps = [
     input.body !== undefined && 'body',
     input.append !== undefined && 'append',
@@ -302,101 +283,151 @@ export async function updateItem(service: WriteTarget, raw: UpdateInput): Promis
     );
 
   const first = service.get(input.id);
-  if (first.type === 'resource')
+  if (first.type !== 'task' && first.type !== 'epic')
     throwField(
       'id',
-      `${input.id} is a resource, not a task or epic`,
-      'Use backlog_write_resource to change resources.',
+      `${input.id} is a ${first.type}, not a task or epic`,
+      'Use backlog_write_resource to change resources and documents.',
     );
-  const state = stateOf(service.dir);
-  return state.locks.run(`file:${first.path}`, async () => {
-    const item = service.get(first.id);
-    let abs: string;
-    let text: string;
-    try {
-      abs = await resolveForWrite(service.dir, item.path);
-      text = (await readInsideRoot(service.dir, item.path)).bytes.toString('utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        service.removeFile(item.path);
-        throw errors.notFound(input.id);
-      }
-      fsError(err, item.path);
+  const abs = await resolveForWrite(service.dir, first.path).catch((err) => fsError(err, first.path));
+  return withWriteLock(service.dir, first.path, abs, async () => {
+    // An editor may save the file between our read and our write: then read it again and re-apply.
+    for (let attempt = 1; ; attempt++) {
+      const item = service.get(first.id);
+      const { text, stats } = await readForEdit(service, item.path, input.id);
+      const { out, replacements } = patchTask(service, item, text, input);
+      checkSize(out, 'body');
+      if (!(await commitIfUnchanged(abs, stats, out, item.path, attempt))) continue;
+      return applied(service, item.path, 'updated', replacements === undefined ? {} : { replacements });
     }
-    const parsed = readFrontmatter(text, item.path);
-    let fm = datesAsText(parsed.fm);
-    let body = parsed.body;
-
-    if (input.expected_updated_at !== undefined) {
-      const current = FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v !== undefined && v !== null);
-      const same =
-        current !== undefined &&
-        (String(current) === input.expected_updated_at ||
-          Date.parse(String(current)) === Date.parse(input.expected_updated_at));
-      if (!same)
-        throw new BacklogError(
-          'CONFLICT',
-          `${item.id} was changed since ${input.expected_updated_at} (updated_at is now ${current ?? 'unset'}); nothing was written`,
-          'Read the item again (backlog_get) and re-apply your change.',
-          { field: 'expected_updated_at', updated_at: current ?? null },
-        );
-    }
-
-    // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
-    const implied: Record<string, unknown> = {};
-    if (fm.id === undefined) implied.id = item.id;
-    if (fm.title === undefined && input.title === undefined) implied.title = item.title;
-    if (fm.type === undefined && input.type === undefined) implied.type = item.type;
-    fm = { ...implied, ...fm };
-
-    if (input.title !== undefined) setField(fm, 'title', input.title);
-    if (input.type !== undefined) setField(fm, 'type', input.type);
-    if (input.status !== undefined) setField(fm, 'status', input.status);
-    if (input.parent_id !== undefined)
-      setField(
-        fm,
-        'parent_id',
-        input.parent_id === null ? null : resolveParent(service, input.parent_id, item.id),
-      );
-    if (input.tags !== undefined) setField(fm, 'tags', input.tags);
-    if (input.author !== undefined) setField(fm, 'author', input.author);
-    if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee);
-    if (input.priority !== undefined) setField(fm, 'priority', input.priority);
-    if (input.references !== undefined) setField(fm, 'references', input.references);
-    for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v);
-    setField(fm, 'updated_at', new Date().toISOString());
-    validateFrontmatter(
-      fm,
-      new Set([
-        ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
-        ...Object.keys(input.fields ?? {}),
-      ]),
-    );
-
-    let replacements: number | undefined;
-    if (input.body !== undefined)
-      body = input.body.startsWith('\n') || input.body === '' ? input.body : `\n${input.body}`;
-    if (input.append !== undefined) body = appendText(body, input.append);
-    if (input.old_string !== undefined) {
-      const r = replaceString(
-        body,
-        input.old_string,
-        input.new_string ?? '',
-        input.replace_all,
-        `the body of ${item.id}`,
-      );
-      body = r.text;
-      replacements = r.count;
-    }
-    const out = serialize(fm, body);
-    checkSize(out, 'body');
-    try {
-      await writeFileAtomic(abs, out);
-    } catch (err) {
-      fsError(err, item.path);
-    }
-    return applied(service, item.path, 'updated', replacements === undefined ? {} : { replacements });
   });
+}
+
+/** The file of a task as it is on disk now, with the stats that tell later whether it changed. */
+async function readForEdit(
+  service: WriteTarget,
+  rel: string,
+  id: string,
+): Promise<{ text: string; stats: Stats }> {
+  try {
+    const { bytes, stats } = await readInsideRoot(service.dir, rel);
+    return { text: bytes.toString('utf8'), stats };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      service.removeFile(rel);
+      throw errors.notFound(id);
+    }
+    return fsError(err, rel);
+  }
+}
+
+/** The new text of a task file: the fields `input` names changed in place, the body edited. */
+function patchTask(
+  service: WriteTarget,
+  item: BacklogItem,
+  original: string,
+  input: z.output<typeof updateInputSchema>,
+): { out: string; replacements?: number } {
+  const md = service.format.name === 'backlog-md';
+  // Backlog.md reads `assignee: @name` as text; quoted so, the block is YAML the edit can work on.
+  const text = md ? quoteBareNamesInFile(original) : original;
+  const parsed = readFrontmatter(text, item.path, service.format);
+  const fm = datesAsText(parsed.fm);
+  const changes: [string, unknown][] = [];
+  const hasFrontMatter = parsed.block !== '' || text.length !== parsed.body.length;
+  const head = text.endsWith(parsed.body) ? text.slice(0, text.length - parsed.body.length) : null;
+  if (head === null) throw errors.internal(`${item.path}: could not find where the front matter ends`);
+  const crlf = /\r\n/.test(head || parsed.body);
+
+  if (input.expected_updated_at !== undefined) {
+    const current = FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v !== undefined && v !== null);
+    const same =
+      current !== undefined &&
+      (String(current) === input.expected_updated_at ||
+        Date.parse(String(current)) === Date.parse(input.expected_updated_at));
+    if (!same)
+      throw new BacklogError(
+        'CONFLICT',
+        `${item.id} was changed since ${input.expected_updated_at} (updated_at is now ${current ?? 'unset'}); nothing was written`,
+        'Read the item again (backlog_get) and re-apply your change.',
+        { field: 'expected_updated_at', updated_at: current ?? null },
+      );
+  }
+
+  const parent =
+    input.parent_id === undefined || input.parent_id === null
+      ? input.parent_id
+      : resolveParent(service, input.parent_id, item.id);
+  if (md) changes.push(...backlogMdChanges(parsed.fm, input, parent));
+  else patchNativeFrontMatter(item, fm, input, parent, changes);
+
+  let body = parsed.body;
+  let replacements: number | undefined;
+  if (input.body !== undefined)
+    body = inFileEol(
+      input.body.startsWith('\n') || input.body === '' || !hasFrontMatter ? input.body : `\n${input.body}`,
+      crlf,
+    );
+  if (input.append !== undefined) body = appendText(body, inFileEol(input.append, crlf), crlf);
+  if (input.old_string !== undefined) {
+    const inFile = body.includes(input.old_string) ? input.old_string : inFileEol(input.old_string, crlf);
+    const r = replaceString(
+      body,
+      inFile,
+      inFileEol(input.new_string ?? '', crlf && inFile !== input.old_string),
+      input.replace_all,
+      `the body of ${item.id}`,
+    );
+    body = r.text;
+    replacements = r.count;
+  }
+  const out = hasFrontMatter ? editFrontMatter(head, changes) + body : editFrontMatter(body, changes);
+  const check = parseFrontmatter(out);
+  if (check.error)
+    throw errors.internal(`${item.path}: the edited front matter would not parse (${check.error.message})`);
+  return { out, replacements };
+}
+
+/** The changes of an update to a native task's front matter, checked against the strict task schema. */
+function patchNativeFrontMatter(
+  item: BacklogItem,
+  fm: Record<string, unknown>,
+  input: z.output<typeof updateInputSchema>,
+  parent: string | null | undefined,
+  changes: [string, unknown][],
+): void {
+  // Fields the strict schema needs and the file only implies (id from the file name, title from a heading).
+  if (fm.id === undefined) setField(fm, 'id', item.id, changes);
+  if (fm.title === undefined && input.title === undefined) setField(fm, 'title', item.title, changes);
+  if (fm.type === undefined && input.type === undefined) setField(fm, 'type', item.type, changes);
+
+  if (input.title !== undefined) setField(fm, 'title', input.title, changes);
+  if (input.type !== undefined) setField(fm, 'type', input.type, changes);
+  if (input.status !== undefined) setField(fm, 'status', input.status, changes);
+  if (parent !== undefined) setField(fm, 'parent_id', parent, changes);
+  if (input.tags !== undefined) setField(fm, 'tags', input.tags, changes);
+  if (input.author !== undefined) setField(fm, 'author', input.author, changes);
+  if (input.assignee !== undefined) setField(fm, 'assignee', input.assignee, changes);
+  if (input.priority !== undefined) setField(fm, 'priority', input.priority, changes);
+  if (input.references !== undefined) setField(fm, 'references', input.references, changes);
+  for (const [k, v] of Object.entries(input.fields ?? {})) setField(fm, k, v, changes);
+  setField(fm, 'updated_at', nextUpdatedAt(fm), changes);
+  validateFrontmatter(
+    fm,
+    new Set([
+      ...Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined),
+      ...Object.keys(input.fields ?? {}),
+    ]),
+  );
+}
+
+/** Now, as ISO 8601, and always later than the file's updated_at (two updates in one millisecond still differ). */
+function nextUpdatedAt(fm: Record<string, unknown>): string {
+  const previous = Date.parse(
+    String(FIELD_ALIASES.updated_at.map((k) => fm[k]).find((v) => v != null) ?? ''),
+  );
+  const now = Date.now();
+  return new Date(Number.isFinite(previous) && previous >= now ? previous + 1 : now).toISOString();
 }
 
 export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promise<WriteResult> {
@@ -411,9 +442,18 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
       { field: 'force', children },
     );
   }
-  return stateOf(service.dir).locks.run(`file:${item.path}`, async () => {
+  if (service.format.name === 'backlog-md' && item.type === 'task' && !input.permanent) {
+    // Backlog.md's delete is an archive: the file moves to archive/ and stays readable.
+    const target = await archiveBacklogMdTask(service, item);
+    service.removeFile(item.path);
+    const result = await applied(service, target, 'archived');
+    if (children.length) result.orphaned = children;
+    return result;
+  }
+  const abs = await resolveForWrite(service.dir, item.path).catch((err) => fsError(err, item.path));
+  return withWriteLock(service.dir, item.path, abs, async () => {
     try {
-      await unlink(await resolveForWrite(service.dir, item.path));
+      await unlink(abs);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') fsError(err, item.path);
     }
@@ -432,7 +472,7 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
 
 export async function writeResourceFile(service: WriteTarget, raw: WriteResourceInput): Promise<WriteResult> {
   const input = parseInput(writeResourceInputSchema, raw);
-  const rel = safeResourcePath(input.path);
+  const rel = safeResourcePath(input.path, service.format);
   const mode = input.mode ?? (input.old_string !== undefined ? 'replace' : 'create');
   if (mode === 'replace') {
     if (input.old_string === undefined)
@@ -465,7 +505,7 @@ export async function writeResourceFile(service: WriteTarget, raw: WriteResource
   }
   const abs = await resolveForWrite(service.dir, rel);
 
-  return stateOf(service.dir).locks.run(`file:${rel}`, async () => {
+  return withWriteLock(service.dir, rel, abs, async () => {
     const readExisting = async (): Promise<string> => {
       try {
         return (await readInsideRoot(service.dir, rel)).bytes.toString('utf8');

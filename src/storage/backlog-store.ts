@@ -1,6 +1,5 @@
-import { open, readdir, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
-import { basename, dirname, join, relative, sep } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
 import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
@@ -209,51 +208,5 @@ async function mapLimit<T, R>(
   return out;
 }
 
-/** Whether a process with this id is running (signal 0 checks without sending anything). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Removes the temporary files earlier writes of `path` left behind when their process was killed
- * (`<name>.<pid>.<hex>.tmp` whose pid is not running). Best effort: a failure changes nothing.
- */
-export async function removeStaleTempFiles(path: string): Promise<void> {
-  const name = basename(path);
-  const pattern = /^\.(\d+)\.[0-9a-f]+\.tmp$/;
-  const names = await readdir(dirname(path)).catch(() => [] as string[]);
-  for (const other of names) {
-    if (!other.startsWith(name)) continue;
-    const m = pattern.exec(other.slice(name.length));
-    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
-    await unlink(join(dirname(path), other)).catch(() => undefined);
-  }
-}
-
-/**
- * Writes a file atomically: a temporary file in the same folder, fsync, then rename over the target.
- * Temporary files of earlier writes killed half-way are removed first.
- */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await removeStaleTempFiles(path);
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, data);
-    const fh = await open(tmp, 'r+');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-}
+// Atomic writes live in ./write-file.ts (with the clean-up of what killed writers leave behind).
+export { writeFileAtomic } from './write-file.js';

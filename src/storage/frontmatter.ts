@@ -8,10 +8,11 @@
  * - YAML goes through the `yaml` package with limits: aliases (a 325-byte "billion laughs" block
  *   otherwise expands to gigabytes), nesting depth, total nodes and the size of the block.
  *
- * This module is the only one that imports gray-matter (eslint enforces it).
+ * This module is the only one that imports gray-matter (eslint enforces it). It also edits front matter
+ * for writes (`editFrontMatter`): only the keys a write names change, the rest of the file stays as written.
  */
 import matter from 'gray-matter';
-import { parse as parseYaml } from 'yaml';
+import { Document, isMap, isScalar, isSeq, parse as parseYaml, parseDocument, Scalar } from 'yaml';
 
 /** Limits on one front matter block; a block over any of them is an error, never an outage. */
 export const FRONTMATTER_LIMITS = {
@@ -65,7 +66,9 @@ function refuse(): never {
 }
 
 /** YAML 1.2 core schema plus timestamps and merge keys: the values js-yaml's safe schema gave. */
-function parseYamlSafely(block: string): unknown {
+function parseYamlSafely(crlfBlock: string): unknown {
+  // gray-matter leaves the `\r` of a CRLF file's last front matter line on the block.
+  const block = crlfBlock.endsWith('\r') ? crlfBlock.slice(0, -1) : crlfBlock;
   checkSize(block);
   try {
     return checkShape(
@@ -88,7 +91,8 @@ function parseYamlSafely(block: string): unknown {
   }
 }
 
-function parseJsonSafely(block: string): unknown {
+function parseJsonSafely(crlfBlock: string): unknown {
+  const block = crlfBlock.endsWith('\r') ? crlfBlock.slice(0, -1) : crlfBlock;
   checkSize(block);
   return checkShape(JSON.parse(block));
 }
@@ -231,7 +235,161 @@ export function parseYamlFile(text: string): { data: Record<string, unknown>; er
 }
 
 /** Front matter and content as a file (YAML), for writes. */
-export function stringifyFrontmatter(data: Record<string, unknown>, content: string): string {
-  // lineWidth -1: js-yaml would otherwise fold long titles over several lines.
-  return matter.stringify({ content }, data, { engines: ENGINES, lineWidth: -1 } as never);
+export function stringifyFrontmatter(
+  data: Record<string, unknown>,
+  content: string,
+  { foldLongLines = false }: { foldLongLines?: boolean } = {},
+): string {
+  // lineWidth -1: js-yaml would otherwise fold long titles over several lines (Backlog.md lets it: its
+  // files are written with js-yaml's defaults, and `foldLongLines` writes as it does).
+  return matter.stringify({ content }, data, {
+    engines: ENGINES,
+    ...(foldLongLines ? {} : { lineWidth: -1 }),
+  } as never);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Minimal edits
+
+/**
+ * Changes to front matter, in order: a value sets the key (where it is, or at the end of the block when it
+ * is new); `undefined` or `null` removes it. Values are what writes produce: strings, numbers, booleans,
+ * lists of strings.
+ */
+export type FrontMatterChanges = ReadonlyArray<readonly [key: string, value: unknown]>;
+
+/** The front matter block of `text` as offsets: [start, end) of the block between the delimiter lines. */
+interface BlockSpan {
+  bom: string;
+  language: string;
+  eol: string;
+  start: number;
+  end: number;
+}
+
+function findBlock(text: string): BlockSpan | null {
+  const bom = text.charCodeAt(0) === 0xfeff ? '\ufeff' : '';
+  const open = /^---([^\r\n-][^\r\n]*|)(\r?\n)/.exec(text.slice(bom.length));
+  if (!open) return null;
+  const start = bom.length + open[0].length;
+  const eol = open[2];
+  if (text.startsWith('---', start))
+    return { bom, language: open[1].trim().toLowerCase(), eol, start, end: start };
+  const close = /\r?\n---[^\r\n]*(?:\r?\n|$)/g;
+  close.lastIndex = start;
+  const m = close.exec(text);
+  if (!m) return null;
+  return { bom, language: open[1].trim().toLowerCase(), eol, start, end: m.index };
+}
+
+/** One `key: value` pair as YAML text in the style of the node it replaces (quotes, flow or block list, indent). */
+function renderPair(key: string, value: unknown, like: unknown, indent: number): string {
+  const doc = new Document({ [key]: value }, { schema: 'core' });
+  const node = (doc.contents as { items: { value: unknown }[] }).items[0].value;
+  if (isScalar(node) && isScalar(like) && typeof value === 'string' && like.type) node.type = like.type;
+  if (isSeq(node)) node.flow = isSeq(like) ? Boolean(like.flow) : !like;
+  return doc
+    .toString({
+      lineWidth: 0,
+      flowCollectionPadding: false,
+      indent: indent > 0 ? indent : 2,
+      indentSeq: indent > 0,
+    })
+    .replace(/\n$/, '');
+}
+
+/** Column of the first item of a block list relative to its key, for lists rewritten in place. */
+function seqIndent(block: string, keyStart: number, seqStart: number): number {
+  const keyCol = keyStart - (block.lastIndexOf('\n', keyStart - 1) + 1);
+  const seqCol = seqStart - (block.lastIndexOf('\n', seqStart - 1) + 1);
+  return Math.max(0, seqCol - keyCol);
+}
+
+function editYamlBlock(block: string, changes: FrontMatterChanges, eol: string): string | null {
+  const doc = parseDocument(block, { schema: 'core', keepSourceTokens: false });
+  if (doc.errors.length) return null;
+  const map = doc.contents;
+  if (map !== null && (!isMap(map) || map.flow)) return null;
+  let out = block;
+  // Edits from the end of the block backwards keep earlier offsets valid; new keys go last.
+  const edits: { from: number; to: number; text: string }[] = [];
+  const added: string[] = [];
+  for (const [key, value] of changes) {
+    const pair = map?.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+    const remove = value === undefined || value === null;
+    if (!pair) {
+      if (!remove) added.push(renderPair(key, value, undefined, 2));
+      continue;
+    }
+    const keyNode = pair.key as Scalar;
+    const [from] = keyNode.range!;
+    const valueNode = pair.value as { range?: [number, number, number] } | null;
+    let to = valueNode?.range ? valueNode.range[1] : keyNode.range![1];
+    if (remove) {
+      const lineStart = block.lastIndexOf('\n', from - 1) + 1;
+      const lineEnd =
+        block[to - 1] === '\n'
+          ? to
+          : block.indexOf('\n', to) < 0
+            ? block.length
+            : block.indexOf('\n', to) + 1;
+      edits.push({ from: lineStart, to: lineEnd, text: '' });
+      continue;
+    }
+    const endsLine = block[to - 1] === '\n';
+    if (endsLine) to -= block[to - 2] === '\r' ? 2 : 1;
+    const indent =
+      isSeq(pair.value) && !pair.value.flow && valueNode?.range
+        ? seqIndent(block, from, valueNode.range[0])
+        : 2;
+    const keyText = block.slice(keyNode.range![0], keyNode.range![1]);
+    let text = renderPair(key, value, pair.value, indent);
+    // Keep the key exactly as written (quoted or not).
+    text = keyText + text.slice(text.indexOf(':'));
+    edits.push({ from, to, text });
+  }
+  edits.sort((a, b) => b.from - a.from);
+  for (const e of edits) out = out.slice(0, e.from) + e.text.replace(/\r?\n/g, eol) + out.slice(e.to);
+  if (added.length) {
+    const text = added.join('\n').replace(/\n/g, eol);
+    out = out === '' ? text : out.endsWith('\n') ? out + text : out + eol + text;
+  }
+  return out;
+}
+
+/**
+ * Applies `changes` to the front matter of `text` and returns the new text, changing nothing else: YAML
+ * comments, the order and style of other keys (quotes, `2026-01-01` dates, flow or block lists,
+ * indentation), a byte order mark, the line endings (CRLF stays CRLF) and the body are kept byte for
+ * byte. A changed key keeps its place, its quoting and list style; a new key goes at the end of the
+ * block; a removed key loses its lines. A file without front matter gets a block. JSON front matter is
+ * re-serialized (JSON has no comments to keep). YAML that does not parse, or a block that is one flow
+ * map, is re-serialized from `data` as a last resort (callers refuse unparseable front matter first).
+ */
+export function editFrontMatter(text: string, changes: FrontMatterChanges): string {
+  const span = findBlock(text);
+  if (!span) {
+    const bom = text.charCodeAt(0) === 0xfeff ? '\ufeff' : '';
+    const body = text.slice(bom.length);
+    const eol = /\r\n/.test(body) ? '\r\n' : '\n';
+    const block = editYamlBlock('', changes, eol) ?? '';
+    return `${bom}---${eol}${block}${eol}---${eol}${body}`;
+  }
+  const block = text.slice(span.start, span.end);
+  const before = text.slice(0, span.start);
+  const after = text.slice(span.end);
+  if (span.language === 'json') {
+    const data = { ...(parseFrontmatter(text).data as Record<string, unknown>) };
+    for (const [k, v] of changes)
+      if (v === undefined || v === null) delete data[k];
+      else data[k] = v;
+    return before + JSON.stringify(data, null, 2).replace(/\n/g, span.eol) + after;
+  }
+  const edited = editYamlBlock(block, changes, span.eol);
+  if (edited !== null) return before + edited + (block === '' && edited !== '' ? span.eol : '') + after;
+  const data = { ...parseFrontmatter(text).data };
+  for (const [k, v] of changes)
+    if (v === undefined || v === null) delete data[k];
+    else data[k] = v;
+  return span.bom + stringifyFrontmatter(data, parseFrontmatter(text).content);
 }

@@ -1,46 +1,73 @@
-import { link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+/**
+ * Atomic writes and what they leave behind. A write never shows a half-written file: the data goes to
+ * a hidden temporary file in the same folder (`.<name>.<pid>.<hex>.tmp`, fsync), which is then renamed
+ * over the target (or hard-linked to it, for a file that must not exist yet). A writer killed half-way
+ * leaves a temporary file and maybe a lock (./file-lock.ts); `removeWriteLeftovers` clears those of dead
+ * processes when a backlog is opened.
+ */
+import { link, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { removeLockIfStale } from './file-lock.js';
+
+/** A temporary file of this process for `path`: hidden, next to it (a rename stays on one file system). */
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/** The lock file that guards writes to `path`: `.<name>.lock` in the same folder. */
+export function lockPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.lock`);
+}
+
+async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
+  await writeFile(path, data, { flag: 'wx' });
+  const fh = await open(path, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `path` atomically: a temporary file in the same folder, fsync, then rename over the target. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    await writeSynced(tmp, data);
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+}
 
 /**
  * Creates `path` with `data`, failing with EEXIST when it already exists, and never showing a
- * half-written file: the data goes to a temporary file in the same folder (fsync), which is then
- * hard-linked to the target (`link` fails when the target exists, like the `wx` flag). Where hard
- * links are not supported the file is created with the `wx` flag directly.
+ * half-written file: the temporary file is hard-linked to the target (`link` fails when the target
+ * exists, like the `wx` flag). Where hard links are not supported the file is created with `wx` directly.
  */
 export async function createFileExclusive(path: string, data: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempPathFor(path);
   let linked = false;
   try {
-    await writeFile(tmp, data, { flag: 'wx' });
-    const fh = await open(tmp, 'r+');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    await writeSynced(tmp, data);
     try {
       await link(tmp, path);
       linked = true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (
-        code !== 'EPERM' &&
-        code !== 'ENOTSUP' &&
-        code !== 'EOPNOTSUPP' &&
-        code !== 'EXDEV' &&
-        code !== 'ENOSYS'
-      )
-        throw err;
+      if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS'].includes(code ?? '')) throw err;
     }
     if (!linked) {
-      const fh2 = await open(path, 'wx');
+      const fh = await open(path, 'wx');
       try {
-        await fh2.writeFile(data);
-        await fh2.sync();
+        await fh.writeFile(data);
+        await fh.sync();
       } finally {
-        await fh2.close();
+        await fh.close();
       }
     }
   } finally {
@@ -48,16 +75,67 @@ export async function createFileExclusive(path: string, data: string | Uint8Arra
   }
 }
 
-/** Takes an exclusive marker file (`wx`); false when someone else holds it. */
-export async function tryCreateMarker(path: string): Promise<boolean> {
+function isRunning(pid: number): boolean {
   try {
-    await mkdir(dirname(path), { recursive: true });
-    const fh = await open(path, 'wx');
-    await fh.writeFile(`${process.pid}\n`);
-    await fh.close();
+    process.kill(pid, 0);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** `<anything>.<pid>.<8 hex>.tmp` (hidden or, as earlier versions wrote them, not) and a breaker's `.broken`. */
+const TEMP = /\.(\d+)\.[0-9a-f]{8}\.(tmp|broken)$/;
+const LOCK = /^\..+\.lock$/;
+const BREAK = /^\..+\.lock\.break$/;
+/** A temporary file this old is litter even if its pid runs again (a reused pid). */
+const TEMP_MAX_AGE_MS = 10 * 60_000;
+
+export interface LeftoverReport {
+  /** Temporary files of dead writers removed. */
+  temp: number;
+  /** Locks of dead writers removed. */
+  locks: number;
+}
+
+/**
+ * Removes what writers killed half-way left under `root`: their temporary files and their locks (a
+ * lock whose owner is gone, see file-lock.ts). Live writers' files are left alone. Symbolic links are
+ * not followed; `.git` and `node_modules` are not entered. Best effort: a file that cannot be removed
+ * is skipped.
+ */
+export async function removeWriteLeftovers(root: string): Promise<LeftoverReport> {
+  const report: LeftoverReport = { temp: 0, locks: 0 };
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const abs = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '.git' && entry.name !== 'node_modules') await walk(abs);
+        continue;
+      }
+      if (!entry.isFile()) continue;
+      const temp = TEMP.exec(entry.name);
+      if (temp) {
+        const pid = Number(temp[1]);
+        const old =
+          Date.now() - ((await stat(abs).catch(() => null))?.mtimeMs ?? Date.now()) > TEMP_MAX_AGE_MS;
+        if (pid !== process.pid && (old || !isRunning(pid)))
+          if (
+            await unlink(abs).then(
+              () => true,
+              () => false,
+            )
+          )
+            report.temp++;
+      } else if (LOCK.test(entry.name)) {
+        if (await removeLockIfStale(abs).catch(() => false)) report.locks++;
+      } else if (BREAK.test(entry.name)) {
+        const st = await stat(abs).catch(() => null);
+        if (st && Date.now() - st.mtimeMs > 2_000) await unlink(abs).catch(() => undefined);
+      }
+    }
+  };
+  await walk(root);
+  return report;
 }

@@ -24,6 +24,56 @@ export class ApiError extends Error {
   }
 }
 
+const TOKEN_KEY = 'backlog-search-token';
+
+/**
+ * The server's bearer token, when it was started with one (`serve --token`). The viewer learns it from
+ * the address `serve` prints, `http://host:port/#token=...`: a fragment never reaches the server, its
+ * logs or a Referer. It is kept in sessionStorage for this tab and removed from the address bar. A page
+ * opened without it asks once, when the server first answers 401.
+ */
+let token: string | null = takeToken();
+
+function takeToken(): string | null {
+  try {
+    const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+    if (m) {
+      const t = decodeURIComponent(m[1]);
+      sessionStorage.setItem(TOKEN_KEY, t);
+      history.replaceState(history.state, '', location.pathname + location.search);
+      return t;
+    }
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function authHeaders(): Record<string, string> {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+let asking: Promise<boolean> | undefined;
+/** Asks the person for the token (once for concurrent 401s); true when one was given. */
+function askForToken(): Promise<boolean> {
+  asking ??= Promise.resolve().then(() => {
+    const given =
+      typeof prompt === 'function'
+        ? prompt('This server needs its access token (backlog-search serve --token):')
+        : null;
+    asking = undefined;
+    if (!given?.trim()) return false;
+    token = given.trim();
+    try {
+      sessionStorage.setItem(TOKEN_KEY, token);
+    } catch {
+      // Private mode: the token lasts until the page is closed.
+    }
+    return true;
+  });
+  return asking;
+}
+
 /** Relative to the page, so the viewer also works behind a path prefix. */
 function url(path: string, params: Params = {}): string {
   const qs = new URLSearchParams();
@@ -36,7 +86,10 @@ function url(path: string, params: Params = {}): string {
 }
 
 async function getJson<T>(path: string, params?: Params, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(url(path, params), { signal, headers: { Accept: 'application/json' } });
+  const get = () =>
+    fetch(url(path, params), { signal, headers: { Accept: 'application/json', ...authHeaders() } });
+  let res = await get();
+  if (res.status === 401 && (await askForToken())) res = await get();
   let body: unknown;
   try {
     body = await res.json();
@@ -96,4 +149,75 @@ export interface Health {
 
 export function health(): Promise<Health> {
   return getJson<Health>('health');
+}
+
+export type Live = 'connecting' | 'live' | 'offline';
+
+export interface EventHandlers {
+  onState: (state: Live) => void;
+  /** One `change` event's data (`{id, path, ...}`), or null when it could not be read. */
+  onChange: (change: { id: string; path: string } | null) => void;
+}
+
+function parseChange(data: string): { id: string; path: string } | null {
+  try {
+    return JSON.parse(data) as { id: string; path: string };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Follows GET /events (server-sent events). Without a token through EventSource; with one through
+ * fetch (EventSource cannot send an Authorization header), reconnecting after 2 s. Returns a function
+ * that stops it.
+ */
+export function subscribeEvents(handlers: EventHandlers): () => void {
+  if (!token) {
+    if (typeof EventSource === 'undefined') return () => undefined;
+    const source = new EventSource('events');
+    source.addEventListener('ready', () => handlers.onState('live'));
+    source.addEventListener('open', () => handlers.onState('live'));
+    source.addEventListener('error', () =>
+      handlers.onState(source.readyState === EventSource.CLOSED ? 'offline' : 'connecting'),
+    );
+    source.addEventListener('change', (e) =>
+      handlers.onChange(parseChange((e as MessageEvent<string>).data)),
+    );
+    return () => source.close();
+  }
+  const abort = new AbortController();
+  const run = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      try {
+        const res = await fetch('events', {
+          signal: abort.signal,
+          headers: { Accept: 'text/event-stream', ...authHeaders() },
+        });
+        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+        handlers.onState('live');
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const event = /^event: ?(.*)$/m.exec(block)?.[1];
+            const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+            if (event === 'change') handlers.onChange(parseChange(data));
+          }
+        }
+      } catch {
+        if (abort.signal.aborted) return;
+      }
+      handlers.onState('connecting');
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  };
+  void run();
+  return () => abort.abort();
 }

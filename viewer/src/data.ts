@@ -1,9 +1,9 @@
 /** Loading the backlog from the API and keeping it fresh through /events. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, listAll, type ItemSummary, type Params } from './api.js';
+import { ApiError, listAll, subscribeEvents, type ItemSummary, type Live, type Params } from './api.js';
 import type { UrlState } from './state.js';
 
-export type Live = 'connecting' | 'live' | 'offline';
+export type { Live };
 
 /**
  * Subscribes to GET /events. `onChange` receives the ids (and paths) changed in a burst, debounced so
@@ -14,33 +14,27 @@ export function useLiveEvents(onChange: (refs: Set<string>) => void, debounceMs 
   const cb = useRef(onChange);
   cb.current = onChange;
   useEffect(() => {
-    if (typeof EventSource === 'undefined') return;
-    const source = new EventSource('events');
     let pending = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    source.addEventListener('ready', () => setLive('live'));
-    source.addEventListener('open', () => setLive('live'));
-    source.addEventListener('error', () =>
-      setLive(source.readyState === EventSource.CLOSED ? 'offline' : 'connecting'),
-    );
-    source.addEventListener('change', (e) => {
-      try {
-        const change = JSON.parse((e as MessageEvent<string>).data) as { id: string; path: string };
-        pending.add(change.id);
-        pending.add(change.path);
-      } catch {
+    const stop = subscribeEvents({
+      onState: setLive,
+      onChange: (change) => {
         // A malformed event still means something changed.
-      }
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        const refs = pending;
-        pending = new Set();
-        cb.current(refs);
-      }, debounceMs);
+        if (change) {
+          pending.add(change.id);
+          pending.add(change.path);
+        }
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          const refs = pending;
+          pending = new Set();
+          cb.current(refs);
+        }, debounceMs);
+      },
     });
     return () => {
       clearTimeout(timer);
-      source.close();
+      stop();
     };
   }, [debounceMs]);
   return live;

@@ -13,11 +13,19 @@ export const WRITE_ALIASES = {
   tag: 'tags',
 };
 
+function createDescription(service: BacklogService): string {
+  const { name, config } = service.format;
+  const where =
+    name === 'backlog-md'
+      ? `a Backlog.md task file as \`backlog task create\` writes it (tasks/${config.taskPrefix.toLowerCase()}-N - Title.md, id ${config.taskPrefix}-N, a sub-task ${config.taskPrefix}-N.1; body is the description)`
+      : 'a task (or epic) file tasks/<ID>-<slug>.md with the next free id (TASK-0001, EPIC-0001)';
+  return `Creates ${where} and returns the id; it is searchable when this returns. status defaults to "${config.defaultStatus}"; parent_id must be an existing task. Values are validated strictly (INVALID_FILTER names the field). Example: ${JSON.stringify({ title: 'Add rate-limit to password reset', tags: ['auth'], body: 'Lock the form after five failures.' })}`;
+}
+
 export function createTool(service: BacklogService): ToolSpec {
   return {
     title: 'Create a task or epic',
-    description:
-      'Creates a task (or epic) file tasks/<ID>-<slug>.md with the next free id (TASK-0001, EPIC-0001) and returns the id; it is searchable when this returns. status defaults to open; parent_id must be an existing task or epic. Values are validated strictly (INVALID_FILTER names the field). Example: {"title": "Add rate-limit to password reset", "parent_id": "EPIC-0001", "tags": ["auth"], "body": "## Context\\n..."}',
+    description: createDescription(service),
     strict: createInputSchema,
     output: output(writeShape),
     annotations: {

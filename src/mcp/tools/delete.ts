@@ -1,14 +1,13 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { deleteInputSchema } from '../../service/write-inputs.js';
-import { writeOutput } from '../format.js';
+import { exampleId, writeOutput } from '../format.js';
 import { output, writeShape } from '../shapes.js';
 import { type ToolSpec } from '../tool.js';
 
 export function deleteTool(service: BacklogService): ToolSpec {
   return {
     title: 'Delete an item',
-    description:
-      'Deletes the file of a task, epic or resource (by id, resource URI or path); it leaves the index when this returns. A task or epic with children is refused with CONFLICT unless force: true. Example: {"id": "TASK-0042"}',
+    description: `Deletes the file of a task, epic or resource (by id, resource URI or path); it leaves the index when this returns. In a Backlog.md backlog a task is archived (moved to archive/tasks/) unless permanent: true. A task with children is refused with CONFLICT unless force: true. Example: {"id": "${exampleId(service)}"}`,
     strict: deleteInputSchema,
     output: output(writeShape),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

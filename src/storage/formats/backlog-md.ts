@@ -29,6 +29,8 @@ const DEFAULTS: BacklogConfig = {
   taskPrefix: 'TASK',
   priorities: ['low', 'medium', 'high'],
   labels: [],
+  definitionOfDone: [],
+  zeroPaddedIds: 0,
 };
 
 /** Keys only a Backlog.md config.yml has (any one of them is enough to recognise it). */
@@ -70,6 +72,8 @@ export function backlogMdConfig(data: Record<string, unknown>): {
       taskPrefix: /^[A-Za-z]+$/.test(prefix) ? prefix.toUpperCase() : DEFAULTS.taskPrefix,
       priorities: list('priorities', DEFAULTS.priorities).map((p) => p.toLowerCase()),
       labels: list('labels', []),
+      definitionOfDone: list('definition_of_done', []),
+      zeroPaddedIds: Math.max(0, Math.min(10, Number.parseInt(asText(data.zero_padded_ids) ?? '0', 10) || 0)),
     },
     problems,
   };

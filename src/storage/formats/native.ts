@@ -16,6 +16,8 @@ export const NATIVE_CONFIG: BacklogConfig = {
   taskPrefix: 'TASK',
   priorities: [...PRIORITIES],
   labels: [],
+  definitionOfDone: [],
+  zeroPaddedIds: 4,
 };
 
 /** Tasks and epics live in `tasks/` (any depth); every other text file is a resource. */

@@ -29,6 +29,10 @@ export interface BacklogConfig {
   priorities: string[];
   /** Labels the project lists (suggestions; other labels are allowed). */
   labels: string[];
+  /** Checklist a new task gets (Backlog.md's `definition_of_done`). */
+  definitionOfDone: string[];
+  /** Digits new task numbers are padded to (Backlog.md's `zero_padded_ids`; 0: none). */
+  zeroPaddedIds: number;
 }
 
 export type Flag = (code: string, message: string, level?: Diagnostic['level'], line?: number | null) => void;

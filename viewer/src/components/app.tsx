@@ -241,6 +241,10 @@ export function App() {
       } else if (e.key === '/' && !typing && getState().q === null) {
         e.preventDefault();
         openSpotlight();
+      } else if (e.key === 'Escape' && getState().q !== null && !e.defaultPrevented) {
+        // Escape closes the spotlight wherever the focus is (its input handles it first when it has it).
+        e.preventDefault();
+        closeSpotlight();
       } else if (e.key === 'Escape' && getState().q === null && getState().item && !typing) {
         navigate({ item: '' });
       }
