@@ -80,7 +80,7 @@ export interface SemanticIndexOptions {
   chunk?: ChunkOptions;
 }
 
-export interface SemanticUpsertOptions extends Pick<EmbedAllOptions, 'onProgress' | 'signal'> {
+export interface SemanticUpsertOptions extends Pick<EmbedAllOptions, 'onProgress' | 'signal' | 'maxBatchChars'> {
   /**
    * Embed at most this many new chunks per document in this call (default: all). Chunks that already have
    * a vector (in the cache, or in the index) are indexed whatever this says. A document left incomplete is
@@ -277,6 +277,7 @@ export class SemanticIndex {
           ? await this.embedder.embedAll(toEmbed, {
               kind: 'passage',
               signal: options.signal,
+              maxBatchChars: options.maxBatchChars,
               onProgress: (done) => options.onProgress?.(reused + done, chunks),
             })
           : await this.embedder.embed(toEmbed, 'passage');

@@ -107,6 +107,12 @@ const MB = 2 ** 20;
 const EMBED_GROUP = 128;
 /** How often a background build saves the cache (a restart then re-embeds at most this much work). */
 const SAVE_EVERY_MS = 30_000;
+/**
+ * Characters per batch in a background build's later passes, half the pool's default: a hybrid query then
+ * waits behind about 4 chunks of embedding, not 8 (bench/hybrid-ready.ts measured both; throughput within
+ * the noise).
+ */
+const BACKGROUND_BATCH_CHARS = 2000;
 
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
@@ -215,6 +221,9 @@ export class SemanticSearch implements VectorRetriever {
     if (this.cache) this.status.warnings.push(...this.cache.warnings);
     const index = new SemanticIndex({ embedder: this.pool, cache: this.cache ?? undefined });
     this.index = index;
+    // The gibberish gate's panel (about 40 short queries), embedded ahead of the build: the first hybrid
+    // query does not wait for it behind the build's batches.
+    void index.gibberishCentroid().catch(() => undefined);
 
     const docs = items.map(toDoc);
     for (const d of docs) this.live.set(d.id, d);
@@ -334,7 +343,7 @@ export class SemanticSearch implements VectorRetriever {
         await this.enqueue(() =>
           index.upsert(
             ids.flatMap((id) => this.live.get(id) ?? []),
-            { embed, onProgress: () => undefined },
+            { embed, maxBatchChars: BACKGROUND_BATCH_CHARS, onProgress: () => undefined },
           ),
         );
         this.updateCounts();
