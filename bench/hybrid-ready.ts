@@ -144,7 +144,7 @@ async function child(): Promise<ChildResult> {
   };
   const loadStart = os.loadavg()[0];
   let peak = 0;
-  let service: Service | undefined;
+  let service: Service | undefined; // set once openBacklog resolves
   let readyAt = 0;
   let onReady: () => void = () => {};
   const ready = new Promise<void>((r) => (onReady = r));
