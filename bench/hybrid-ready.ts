@@ -144,7 +144,8 @@ async function child(): Promise<ChildResult> {
   };
   const loadStart = os.loadavg()[0];
   let peak = 0;
-  let service: Service | undefined; // set once openBacklog resolves
+  // eslint-disable-next-line prefer-const -- read by the sampler before openBacklog resolves
+  let service: Service | undefined;
   let readyAt = 0;
   let onReady: () => void = () => {};
   const ready = new Promise<void>((r) => (onReady = r));

@@ -277,10 +277,7 @@ export class EmbeddingPool implements Embedder {
     let chars = 0;
     const maxChars = Math.max(1, options.maxBatchChars ?? this.maxBatchChars);
     for (const i of order) {
-      if (
-        group.length > 0 &&
-        (group.length >= this.batchSize || chars + texts[i].length > maxChars)
-      ) {
+      if (group.length > 0 && (group.length >= this.batchSize || chars + texts[i].length > maxChars)) {
         groups.push(group);
         group = [];
         chars = 0;

@@ -80,7 +80,10 @@ export interface SemanticIndexOptions {
   chunk?: ChunkOptions;
 }
 
-export interface SemanticUpsertOptions extends Pick<EmbedAllOptions, 'onProgress' | 'signal' | 'maxBatchChars'> {
+export interface SemanticUpsertOptions extends Pick<
+  EmbedAllOptions,
+  'onProgress' | 'signal' | 'maxBatchChars'
+> {
   /**
    * Embed at most this many new chunks per document in this call (default: all). Chunks that already have
    * a vector (in the cache, or in the index) are indexed whatever this says. A document left incomplete is
