@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
     'baseline-ref': { type: 'string', default: BASELINE_REF },
     'memory-budget': { type: 'string' },
     quality: { type: 'boolean', default: false },
+    /** Stop each run after the queries that follow ready (no full build: `full build` is left blank). */
+    'until-ready': { type: 'boolean', default: false },
     'quality-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(ROOT, 'docs') },
     'no-write': { type: 'boolean', default: false },
@@ -222,8 +224,8 @@ async function child(): Promise<ChildResult> {
     bm25Times.push(performance.now() - s);
   }
   const doneAfterQueries = svc.semanticStatus().done;
-  await svc.semanticReady();
-  const fullMs = performance.now() - t0;
+  if (!args['until-ready']) await svc.semanticReady();
+  const fullMs = args['until-ready'] ? 0 : performance.now() - t0;
   const cpuFull = cpu();
   const full = svc.semanticStatus();
   await sleep(1000);
@@ -317,6 +319,7 @@ async function runChild(script: string, v: Variant, quality: boolean): Promise<C
       ...['--child', '--dir', copy.dir, '--name', v.name],
       ...(v.memoryBudgetMb ? ['--memory-budget', String(v.memoryBudgetMb)] : []),
       ...(quality ? ['--quality'] : []),
+      ...(args['until-ready'] ? ['--until-ready'] : []),
     ];
     const started = performance.now();
     const res = spawnSync(process.execPath, argv, {
@@ -374,7 +377,7 @@ function markdown(report: {
     };
     out.push(
       `| ${v.name} | ${rs.length} | ${spread(rs.map((r) => r.ready_ms / 1000))} | ${ratio((r) => r.ready_ms)} | ` +
-        `${spread(rs.map((r) => r.full_ms / 1000))} | ${ratio((r) => r.full_ms)} | ${spread(
+        `${rs[0].full_ms ? spread(rs.map((r) => r.full_ms / 1000)) : '-'} | ${rs[0].full_ms ? ratio((r) => r.full_ms) : ''} | ${spread(
           rs.map((r) => r.peak_rss_mb),
           0,
         )} | ${spread(
