@@ -208,6 +208,25 @@ describe('EmbeddingPool (2 worker threads, bundled model)', () => {
     await bulk;
   });
 
+  test('several query texts jump the queue too; maxBatchChars per call cuts smaller batches', async () => {
+    const progress: number[] = [];
+    const bulk = pool.embedAll(
+      texts.map((t) => `small ${t}`),
+      { maxBatchChars: 200, onProgress: (d) => progress.push(d) },
+    );
+    let bulkDone = false;
+    void bulk.then(() => (bulkDone = true));
+    const panel = ['zorblat quen', 'vimmerax', 'plonkeridge tarv'];
+    const got = await pool.embed(panel, 'query');
+    expect(bulkDone).toBe(false);
+    const want = await bundled.embed(panel, 'query');
+    got.forEach((v, i) => expect(maxDiff(v, want[i])).toBeLessThan(1e-5));
+    await bulk;
+    // 48 texts of 55-244 characters in batches of at most 200 characters: one to three texts a batch
+    // (16 a batch, 3 batches, with the pool's default of 4000).
+    expect(progress.length).toBeGreaterThanOrEqual(texts.length / 3);
+  });
+
   test('an aborted embedAll rejects; the pool keeps working', async () => {
     const ctrl = new AbortController();
     const run = pool.embedAll(texts, { signal: ctrl.signal });

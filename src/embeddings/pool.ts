@@ -52,6 +52,13 @@ export interface EmbedAllOptions {
   /** Called after each batch with the number of texts embedded so far. */
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
+  /** Ahead of queued batches, like a query (the gibberish gate's panel). Default false. */
+  urgent?: boolean;
+  /**
+   * Most characters in one batch for this call (default: the pool's `maxBatchChars`). A background build
+   * passes less so that a query waits behind a shorter batch.
+   */
+  maxBatchChars?: number;
 }
 
 export interface PoolStats {
@@ -252,7 +259,8 @@ export class EmbeddingPool implements Embedder {
   /** Embeds texts; a single query goes through {@link embedQuery} (priority, cache). */
   async embed(texts: string[], kind: EmbedKind = 'passage'): Promise<Float32Array[]> {
     if (kind === 'query' && texts.length === 1) return [await this.embedQuery(texts[0])];
-    return this.embedAll(texts, { kind });
+    // Queries are someone waiting: ahead of indexing batches.
+    return this.embedAll(texts, { kind, urgent: kind === 'query' });
   }
 
   /**
@@ -267,11 +275,9 @@ export class EmbeddingPool implements Embedder {
     const groups: number[][] = [];
     let group: number[] = [];
     let chars = 0;
+    const maxChars = Math.max(1, options.maxBatchChars ?? this.maxBatchChars);
     for (const i of order) {
-      if (
-        group.length > 0 &&
-        (group.length >= this.batchSize || chars + texts[i].length > this.maxBatchChars)
-      ) {
+      if (group.length > 0 && (group.length >= this.batchSize || chars + texts[i].length > maxChars)) {
         groups.push(group);
         group = [];
         chars = 0;
@@ -312,7 +318,7 @@ export class EmbeddingPool implements Embedder {
     if (signal?.aborted) onAbort();
     else {
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(...batches);
+      (options.urgent ? this.urgent : this.queue).push(...batches);
       this.dispatch();
     }
     return Promise.all(runs).then(

@@ -5,6 +5,8 @@ import type { EmbedAllOptions } from './pool.js';
 import type { Embedder } from './types.js';
 import { VectorIndex, type VectorHit, type VectorSearchOptions } from './vector-index.js';
 
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** An embedder, optionally with the pool's batch API (progress) and cached query path. */
 export type IndexEmbedder = Embedder & {
   embedAll?(texts: string[], options?: EmbedAllOptions): Promise<Float32Array[]>;
@@ -78,27 +80,64 @@ export interface SemanticIndexOptions {
   chunk?: ChunkOptions;
 }
 
+export interface SemanticUpsertOptions extends Pick<
+  EmbedAllOptions,
+  'onProgress' | 'signal' | 'maxBatchChars'
+> {
+  /**
+   * Embed at most this many new chunks per document in this call (default: all). Chunks that already have
+   * a vector (in the cache, or in the index) are indexed whatever this says. A document left incomplete is
+   * indexed with what it has plus its title as a chunk of its own, embedded first (a few tokens): every
+   * document is findable from the first call on, and its title row goes once its chunks are all in.
+   */
+  embed?: number;
+}
+
 export interface SemanticUpsertResult {
   /** Documents whose chunks changed (or were new) and were indexed. */
   documents: number;
   /** Documents skipped because their chunk texts had not changed. */
   unchanged: number;
+  /** Chunks indexed for those documents (vectors embedded now, cached, or kept from the index). */
   chunks: number;
   embedded: number;
   reused: number;
+  /** Chunks of those documents left for a later call (only with `embed`). */
+  waiting: number;
 }
+
+/** A document's chunk texts and their hashes, and its title's (the stand-in while it is indexed in part). */
+interface Plan {
+  title: string;
+  body: string;
+  texts: string[];
+  hashes: string[];
+  /** The title as a chunk of its own; null when empty or the same as a chunk (a document with no body). */
+  titleText: string | null;
+  titleHash: string | null;
+}
+
+/** `VectorHit.chunk` of a document's title row (a document indexed in part). */
+export const TITLE_CHUNK = -1;
 
 /**
  * Chunks, embeds (through the cache) and indexes documents for vector search: the embedding half of hybrid
- * search. A document's score is its best chunk's cosine with the query.
+ * search. A document's score is its best chunk's cosine with the query. A document can be indexed in part
+ * (`upsert` with `embed`): its title and first chunks now, the rest later.
  */
 export class SemanticIndex {
   readonly index: VectorIndex;
   readonly chunkOptions: ChunkOptions;
   private readonly embedder: IndexEmbedder;
   private readonly cache: EmbeddingCache | undefined;
-  /** Chunk hashes per document: an unchanged document is not re-embedded nor re-indexed. */
+  /** Hashes of the chunks indexed per document, in the order of its vectors in `index`. */
   private readonly hashesOf = new Map<string, string[]>();
+  /** Documents indexed in part: their chunks still waiting, and their plan (dropped once complete). */
+  private readonly waitingOf = new Map<string, number>();
+  private readonly plans = new Map<string, Plan>();
+  private waitingTotal = 0;
+  /** Documents indexed with their title row. */
+  private readonly titled = new Set<string>();
   private gibberish: Promise<Float32Array> | undefined;
 
   constructor(options: SemanticIndexOptions) {
@@ -118,37 +157,161 @@ export class SemanticIndex {
     return this.hashesOf.has(id);
   }
 
-  /** Adds or replaces documents. Progress counts chunks (cached ones count at once). */
-  async upsert(
-    docs: SemanticDocument[],
-    options: Pick<EmbedAllOptions, 'onProgress' | 'signal'> = {},
-  ): Promise<SemanticUpsertResult> {
-    const work: { id: string; hashes: string[]; from: number; count: number }[] = [];
-    const texts: string[] = [];
-    let unchanged = 0;
+  /** Chunks indexed (title rows not counted). */
+  get chunks(): number {
+    return this.index.chunkCount - this.titled.size;
+  }
+
+  /** Chunks of documents indexed in part, not embedded yet. */
+  get waiting(): number {
+    return this.waitingTotal;
+  }
+
+  /** Ids of the documents indexed in part. */
+  incomplete(): string[] {
+    return [...this.waitingOf.keys()];
+  }
+
+  /** Chunks of this document not indexed yet (0 when complete or unknown). */
+  waitingFor(id: string): number {
+    return this.waitingOf.get(id) ?? 0;
+  }
+
+  /** The chunk hashes of a document, once indexed in full. Kept while it is indexed in part (chunked once). */
+  hashes(doc: SemanticDocument): string[] {
+    return this.plan(doc).hashes;
+  }
+
+  private plan(doc: SemanticDocument): Plan {
+    const known = this.plans.get(doc.id);
+    if (known && known.title === doc.title && known.body === doc.body) return known;
+    const texts = chunkText(doc.title, doc.body, this.chunkOptions).map((c) => c.text);
+    const title = doc.title.trim();
+    const titleText = title.length > 0 && !texts.includes(title) ? title : null;
+    const plan: Plan = {
+      title: doc.title,
+      body: doc.body,
+      texts,
+      hashes: texts.map(hashText),
+      titleText,
+      titleHash: titleText === null ? null : hashText(titleText),
+    };
+    this.plans.set(doc.id, plan);
+    return plan;
+  }
+
+  private setWaiting(id: string, n: number): void {
+    this.waitingTotal += n - (this.waitingOf.get(id) ?? 0);
+    if (n > 0) this.waitingOf.set(id, n);
+    else {
+      this.waitingOf.delete(id);
+      this.plans.delete(id);
+    }
+  }
+
+  /** Adds or replaces documents, in full or (with `embed`) in part. Progress counts chunks (cached ones count at once). */
+  async upsert(docs: SemanticDocument[], options: SemanticUpsertOptions = {}): Promise<SemanticUpsertResult> {
+    const budgetPerDoc = options.embed ?? Infinity;
     const latest = new Map<string, SemanticDocument>();
     for (const doc of docs) latest.set(doc.id, doc); // the last version of a document given twice wins
+    const work: {
+      id: string;
+      hashes: string[];
+      chunks: number[];
+      kept: Map<string, Float32Array>;
+      waiting: number;
+    }[] = [];
+    const toEmbed: string[] = [];
+    const embedSlot = new Map<string, number>();
+    let unchanged = 0;
+    let waiting = 0;
     for (const doc of latest.values()) {
-      const chunks = chunkText(doc.title, doc.body, this.chunkOptions).map((c) => c.text);
-      const hashes = chunks.map(hashText);
+      const plan = this.plan(doc);
       const before = this.hashesOf.get(doc.id);
-      if (before && before.length === hashes.length && before.every((h, i) => h === hashes[i])) {
+      if (before && this.waitingFor(doc.id) === 0 && sameList(before, plan.hashes)) {
+        this.plans.delete(doc.id);
         unchanged++;
         continue;
       }
-      work.push({ id: doc.id, hashes, from: texts.length, count: chunks.length });
-      texts.push(...chunks);
+      // Vectors the index already holds for this document are kept, not embedded again.
+      const kept = new Map<string, Float32Array>();
+      if (before) {
+        const old = this.index.vectors(doc.id);
+        before.forEach((h, i) => kept.set(h, old[i]));
+      }
+      const has = (h: string) => kept.has(h) || embedSlot.has(h) || this.cache?.has(h) === true;
+      const embed = (h: string, text: string) => {
+        if (!has(h)) {
+          embedSlot.set(h, toEmbed.length);
+          toEmbed.push(text);
+        }
+      };
+      const missing = plan.hashes.flatMap((h, i) => (has(h) ? [] : [i]));
+      const missed = new Set(missing);
+      let budget = budgetPerDoc;
+      const chunks: number[] = [];
+      if (missing.length > budget && plan.titleHash !== null && plan.titleText !== null) {
+        // Incomplete after this call: its title stands in, first in line.
+        if (has(plan.titleHash) || budget-- > 0) {
+          embed(plan.titleHash, plan.titleText);
+          chunks.push(TITLE_CHUNK);
+        }
+      }
+      const now = new Set(missing.slice(0, Math.max(0, budget)));
+      plan.hashes.forEach((h, i) => {
+        if (now.has(i)) embed(h, plan.texts[i]);
+        if (now.has(i) || !missed.has(i)) chunks.push(i);
+      });
+      const hashes = chunks.map((i) => (i === TITLE_CHUNK ? (plan.titleHash as string) : plan.hashes[i]));
+      if (before && sameList(before, hashes)) {
+        unchanged++; // in part as before: nothing new to embed or to index
+        continue;
+      }
+      waiting += missing.length - now.size;
+      work.push({ id: doc.id, hashes, chunks, kept, waiting: missing.length - now.size });
     }
-    const { vectors, embedded, reused } = await embedWithCache(this.embedder, this.cache, texts, options);
+    const chunks = work.reduce((n, w) => n + w.hashes.length, 0);
+    const reused = chunks - toEmbed.length;
+    options.onProgress?.(reused, chunks);
+    const fresh =
+      toEmbed.length === 0
+        ? []
+        : this.embedder.embedAll
+          ? await this.embedder.embedAll(toEmbed, {
+              kind: 'passage',
+              signal: options.signal,
+              maxBatchChars: options.maxBatchChars,
+              onProgress: (done) => options.onProgress?.(reused + done, chunks),
+            })
+          : await this.embedder.embed(toEmbed, 'passage');
+    if (toEmbed.length > 0 && !this.embedder.embedAll) options.onProgress?.(chunks, chunks);
+    this.cache?.put([...embedSlot.keys()], fresh);
+    // One pass over the cache for every vector neither kept nor embedded now.
+    const fromCache = new Set<string>();
+    for (const w of work) for (const h of w.hashes) if (!w.kept.has(h) && !embedSlot.has(h)) fromCache.add(h);
+    const cachedList = [...fromCache];
+    const cached = this.cache ? this.cache.get(cachedList).vectors : [];
+    const cachedOf = new Map(cachedList.map((h, i) => [h, cached[i]]));
     for (const w of work) {
-      this.index.upsert(w.id, vectors.slice(w.from, w.from + w.count));
+      const vectors = w.hashes.map((h) => {
+        const slot = embedSlot.get(h);
+        const v = w.kept.get(h) ?? (slot !== undefined ? fresh[slot] : cachedOf.get(h));
+        if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
+        return v;
+      });
+      this.index.upsert(w.id, vectors, w.chunks);
       this.hashesOf.set(w.id, w.hashes);
+      this.setWaiting(w.id, w.waiting);
+      if (w.chunks.includes(TITLE_CHUNK)) this.titled.add(w.id);
+      else this.titled.delete(w.id);
     }
-    return { documents: work.length, unchanged, chunks: texts.length, embedded, reused };
+    return { documents: work.length, unchanged, chunks, embedded: toEmbed.length, reused, waiting };
   }
 
   remove(id: string): boolean {
     this.hashesOf.delete(id);
+    this.setWaiting(id, 0);
+    this.titled.delete(id);
     return this.index.remove(id);
   }
 

@@ -5,8 +5,7 @@
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
 import { availableParallelism } from 'node:os';
-import { EmbeddingCache, hashText } from './cache.js';
-import { chunkText } from './chunk.js';
+import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
 import { SemanticIndex } from './semantic-index.js';
 import type { EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
@@ -48,11 +47,18 @@ export interface SemanticStatus {
   /** Chunks embedded (or found in the cache) so far, of `total`. */
   done: number;
   total: number;
-  /** Chunks without a cached vector when the state is `incomplete`. */
+  /**
+   * Chunks without a vector yet: when the state is `incomplete` (none cached for some document), or when it
+   * is `ready` in part (every document has at least its title or a chunk; the rest is being embedded in the
+   * background, or, in a process that does not embed, is not cached).
+   */
   missing?: number;
   /** Workers the initial embedding ran on, and why not more (when the memory budget decided). */
   buildWorkers?: number;
   buildNote?: string;
+  /** When the build became ready for hybrid search and when it was complete (ms since `start`). */
+  readyMs?: number;
+  completeMs?: number;
   warnings: string[];
 }
 
@@ -97,6 +103,16 @@ export function workersWithin(budgetMb: number, rssMb: number, workerMb: number,
 }
 
 const MB = 2 ** 20;
+/** New chunks per group of a background build's later passes (~10 s of the bundled model on one core). */
+const EMBED_GROUP = 128;
+/** How often a background build saves the cache (a restart then re-embeds at most this much work). */
+const SAVE_EVERY_MS = 30_000;
+/**
+ * Characters per batch in a background build's later passes, half the pool's default: a hybrid query then
+ * waits behind about 4 chunks of embedding, not 8 (bench/hybrid-ready.ts measured both; throughput within
+ * the noise).
+ */
+const BACKGROUND_BATCH_CHARS = 2000;
 
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
@@ -111,8 +127,13 @@ export class SemanticSearch implements VectorRetriever {
   private queue: Promise<unknown> = Promise.resolve();
   private saveTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Changes that arrived while the initial embedding ran (null: removed). */
+  /** Changes that arrived before the first pass was ready (null: removed). */
   private readonly pending = new Map<string, BacklogItem | null>();
+  /** The latest version of every document while a build runs: later passes embed what is there now. */
+  private readonly live = new Map<string, Doc>();
+  /** A background build is embedding the rest after its first pass. */
+  private embedding = false;
+  private started = 0;
   /** Settles when the initial embedding is done (or failed, or skipped). */
   ready: Promise<void> = Promise.resolve();
 
@@ -127,27 +148,55 @@ export class SemanticSearch implements VectorRetriever {
     const s = this.status;
     if (s.state === 'indexing') return `still being built (${s.done}/${s.total} chunks embedded)`;
     if (s.state === 'loading') return 'loading its model';
-    if (s.state === 'ready') return 'ready';
+    if (s.state === 'ready')
+      return s.missing ? `ready in part (${s.done}/${s.total} chunks embedded)` : 'ready';
     if (s.state === 'incomplete')
       return `incomplete: ${s.missing} of ${s.total} chunks have no cached embedding (run \`backlog-search index\`)`;
     return s.state === 'failed' ? 'unavailable (failed to load)' : 'off (no embedding provider)';
+  }
+
+  /**
+   * While hybrid runs on part of the chunks (the first pass of a build, or cached vectors only): how far
+   * it is, for a warning on each answer; undefined once every chunk is in.
+   */
+  partial(): string | undefined {
+    const s = this.status;
+    if (s.state !== 'ready' || !s.missing) return undefined;
+    const what = `${s.done} of ${s.total} chunks`;
+    return this.embedding
+      ? `the semantic index is still being built: meaning is matched on ${what} (every document by its title or first chunk at least), the rest is being embedded`
+      : `the semantic index is partial: meaning is matched on ${what}; ${s.missing} have no cached embedding (run \`backlog-search index\`)`;
   }
 
   info(): SemanticStatus {
     return { ...this.status, warnings: [...this.status.warnings] };
   }
 
-  /** Starts embedding `items`. Resolves at once in `background` mode, after the embedding in `wait` mode. */
+  /**
+   * Starts embedding `items`. Resolves at once in `background` mode, after the embedding in `wait` mode.
+   * `ready` settles when every chunk is in (or the build failed or stopped); in `background` mode searches
+   * run hybrid before that, from the first pass on (see `run`).
+   */
   async start(items: BacklogItem[]): Promise<void> {
     if (this.options.provider === 'none') return;
     this.status.state = 'loading';
+    this.started = performance.now();
     this.ready = this.run(items).catch((err: Error) => {
       this.status.state = 'failed';
+      this.embedding = false;
       this.status.warnings.push(`semantic search failed: ${err.message}; searches run bm25`);
     });
     if (this.options.embedMissing === 'wait') await this.ready;
   }
 
+  /**
+   * The build. `wait` embeds every missing chunk in one pass (the `index` command). `background` builds in
+   * passes and is ready for hybrid search after the first: every document gets what the cache has plus one
+   * new chunk, its title when more are missing (a few tokens each: seconds for a backlog of hundreds of
+   * documents); then its first body chunk, then 2, 4, 8... more per document, until every chunk is in,
+   * while searches run hybrid on what is there and say so. `never` indexes what the cache has: ready when
+   * every document has a vector, else `incomplete` (bm25).
+   */
   private async run(items: BacklogItem[]): Promise<void> {
     const rssBefore = process.memoryUsage.rss();
     const started = await EmbeddingPool.start({
@@ -170,15 +219,27 @@ export class SemanticSearch implements VectorRetriever {
       ? await EmbeddingCache.open(this.options.cacheDir, this.pool.id, this.pool.dims, { encoding: 'i8' })
       : null;
     if (this.cache) this.status.warnings.push(...this.cache.warnings);
-    this.index = new SemanticIndex({ embedder: this.pool, cache: this.cache ?? undefined });
+    const index = new SemanticIndex({ embedder: this.pool, cache: this.cache ?? undefined });
+    this.index = index;
+    // The gibberish gate's panel (about 40 short queries), embedded ahead of the build: the first hybrid
+    // query does not wait for it behind the build's batches.
+    void index.gibberishCentroid().catch(() => undefined);
 
     const docs = items.map(toDoc);
-    const missing = this.missingChunks(docs);
-    this.status.total = docs.reduce(
-      (n, d) => n + chunkText(d.title, d.body, this.index!.chunkOptions).length,
-      0,
-    );
-    if (missing > 0 && this.options.embedMissing === 'never') {
+    for (const d of docs) this.live.set(d.id, d);
+    const cache = this.cache;
+    let missing = 0;
+    let uncovered = 0; // documents with no cached vector at all
+    for (const d of docs) {
+      const hashes = index.hashes(d);
+      this.status.total += hashes.length;
+      // has(), not get(): an i8 cache would dequantize every vector just to count the missing ones.
+      const absent = cache ? hashes.filter((h) => !cache.has(h)).length : hashes.length;
+      missing += absent;
+      if (hashes.length > 0 && absent === hashes.length) uncovered++;
+    }
+    const mode = this.options.embedMissing;
+    if (missing > 0 && mode === 'never' && uncovered > 0) {
       this.status.state = 'incomplete';
       this.status.missing = missing;
       this.status.warnings.push(
@@ -188,38 +249,118 @@ export class SemanticSearch implements VectorRetriever {
       return;
     }
     this.status.state = 'indexing';
-    const progress = {
+    const progress = (offset: number) => ({
       onProgress: (done: number, total: number) => {
-        this.status.done = done;
-        this.status.total = total;
-        this.options.onProgress?.(done, total);
+        this.status.done = offset + done;
+        this.options.onProgress?.(offset + done, offset + total);
       },
-    };
+    });
     // Many chunks to embed: every core the memory budget allows while it lasts (the same pool grows, so
     // the model is not loaded again), then one worker for queries and edits. The upsert starts on the
     // first worker while the others load.
-    const many = missing > 200 ? await this.buildWorkers(workerMb) : 1;
-    this.status.buildWorkers = missing > 0 ? many : 0;
+    const many = missing > 200 && mode !== 'never' ? await this.buildWorkers(workerMb) : 1;
+    this.status.buildWorkers = missing > 0 && mode !== 'never' ? many : 0;
     const grow = many > 1;
     const growing = grow ? this.pool.resize(many) : undefined;
     try {
-      await this.enqueue(() => this.index!.upsert(docs, progress));
+      if (mode === 'wait' || missing === 0) {
+        await this.enqueue(() => index.upsert(docs, progress(0)));
+        await this.applyPending();
+        this.markReady();
+      } else {
+        this.embedding = mode === 'background';
+        // The first pass: what the cache has, and one new chunk per document (its title when more wait).
+        await this.enqueue(() => index.upsert(docs, { embed: mode === 'never' ? 0 : 1, ...progress(0) }));
+        this.markReady();
+        if (this.embedding) {
+          this.scheduleSave(0);
+          await this.applyPending();
+          await this.embedRest();
+        }
+      }
     } finally {
       await growing;
       if (grow) await this.pool?.resize(1);
+      this.embedding = false;
     }
-    for (const [id, item] of this.pending) {
-      if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)]));
-      else this.index.remove(id);
-    }
-    this.pending.clear();
+    this.live.clear();
+    if (this.closed) return;
+    if (index.waiting === 0) this.status.completeMs = Math.round(performance.now() - this.started);
     // Growth by doubling left up to half the matrix unused; edits from now on add few chunks.
-    this.index.index.compact(Math.ceil(this.index.index.chunkCount / 16));
-    this.status.state = this.closed ? 'off' : 'ready';
+    index.index.compact(Math.ceil(index.index.chunkCount / 16));
     this.scheduleSave(0);
     // The worker that embedded holds its batches' garbage; collecting it now (off this thread, ~50 ms)
     // gives back about 30 MB that V8 may otherwise keep while the worker idles.
-    if (missing > 0) void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
+    if (missing > 0 && mode !== 'never')
+      void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
+  }
+
+  /** Hybrid search may start: every document has at least one vector. */
+  private markReady(): void {
+    if (this.closed) return;
+    this.updateCounts();
+    this.status.state = 'ready';
+    this.status.readyMs = Math.round(performance.now() - this.started);
+  }
+
+  private updateCounts(): void {
+    const index = this.index;
+    if (!index) return;
+    const waiting = index.waiting;
+    const indexed = index.chunks;
+    this.status.done = indexed;
+    this.status.total = indexed + waiting;
+    if (waiting > 0) this.status.missing = waiting;
+    else delete this.status.missing;
+  }
+
+  /** Edits that arrived before the first pass was ready, applied in full. */
+  private async applyPending(): Promise<void> {
+    for (const [id, item] of this.pending) {
+      if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)]));
+      else await this.enqueue(async () => this.index!.remove(id));
+    }
+    this.pending.clear();
+    this.updateCounts();
+  }
+
+  /**
+   * The rest of a background build, in passes of 1, 2, 4... new chunks per incomplete document, each cut
+   * into groups of about EMBED_GROUP chunks: an edit waits for one group at most, the index grows as each
+   * group lands, and the cache is saved now and then so a restart keeps what was embedded.
+   */
+  private async embedRest(): Promise<void> {
+    const index = this.index!;
+    let lastSave = performance.now();
+    for (let embed = 1; index.waiting > 0 && !this.closed; embed *= 2) {
+      let group: string[] = [];
+      let size = 0;
+      const flush = async () => {
+        const ids = group;
+        group = [];
+        size = 0;
+        // The latest version of each document: an edit since the pass began is embedded as it is now.
+        await this.enqueue(() =>
+          index.upsert(
+            ids.flatMap((id) => this.live.get(id) ?? []),
+            { embed, maxBatchChars: BACKGROUND_BATCH_CHARS, onProgress: () => undefined },
+          ),
+        );
+        this.updateCounts();
+        this.options.onProgress?.(this.status.done, this.status.total);
+        if (performance.now() - lastSave > SAVE_EVERY_MS) {
+          lastSave = performance.now();
+          this.scheduleSave(0);
+        }
+      };
+      for (const id of index.incomplete()) {
+        if (this.closed) return;
+        group.push(id);
+        size += Math.min(embed, index.waitingFor(id));
+        if (size >= EMBED_GROUP) await flush();
+      }
+      if (group.length > 0) await flush();
+    }
   }
 
   /**
@@ -246,16 +387,6 @@ export class SemanticSearch implements VectorRetriever {
     return n;
   }
 
-  private missingChunks(docs: Doc[]): number {
-    if (!this.cache || !this.index) return Infinity;
-    const hashes = docs.flatMap((d) =>
-      chunkText(d.title, d.body, this.index!.chunkOptions).map((c) => hashText(c.text)),
-    );
-    // has(), not get(): an i8 cache would dequantize every vector just to count the missing ones.
-    const cache = this.cache;
-    return hashes.filter((h) => !cache.has(h)).length;
-  }
-
   /** Off for good in this process: no provider, a failed model, or cached vectors only. */
   private inactive(): boolean {
     return (
@@ -272,21 +403,31 @@ export class SemanticSearch implements VectorRetriever {
   /** A file was added or changed: re-embed its chunks (only those not cached). */
   upsert(item: BacklogItem): Promise<unknown> {
     if (this.closed || this.inactive()) return Promise.resolve();
+    const doc = toDoc(item);
     if (this.status.state !== 'ready') {
-      // Still building from a snapshot of the items: apply the latest version once it is done.
+      // The first pass runs on a snapshot of the items: apply the latest version once it is done.
       this.pending.set(item.id, item);
+      this.live.set(item.id, doc);
       return Promise.resolve();
     }
-    return this.enqueue(() => this.index!.upsert([toDoc(item)])).then(() => this.scheduleSave());
+    if (this.embedding) this.live.set(item.id, doc);
+    return this.enqueue(() => this.index!.upsert([doc])).then(() => {
+      this.updateCounts();
+      this.scheduleSave();
+    });
   }
 
   remove(id: string): void {
     if (this.closed || this.inactive()) return;
+    this.live.delete(id);
     if (this.status.state !== 'ready') {
       this.pending.set(id, null);
       return;
     }
-    void this.enqueue(async () => this.index!.remove(id));
+    void this.enqueue(async () => {
+      this.index!.remove(id);
+      this.updateCounts();
+    });
     this.scheduleSave();
   }
 

@@ -243,8 +243,11 @@ export class VectorIndex {
     return this.slotOf.keys();
   }
 
-  /** Replaces the document's vectors (each of `dims` entries, unit length). No vectors removes the document. */
-  upsert(docId: string, vectors: Float32Array[]): void {
+  /**
+   * Replaces the document's vectors (each of `dims` entries, unit length). No vectors removes the document.
+   * `chunks` numbers them for the hits' `chunk` (default: their position in `vectors`).
+   */
+  upsert(docId: string, vectors: Float32Array[], chunks?: number[]): void {
     this.remove(docId);
     if (vectors.length === 0) return;
     for (const v of vectors) {
@@ -265,10 +268,18 @@ export class VectorIndex {
       const row = this.rows++;
       this.storage.matrix.set(v, row * this.dims);
       this.rowSlot[row] = slot;
-      this.rowChunk[row] = chunk;
+      this.rowChunk[row] = chunks?.[chunk] ?? chunk;
       own.push(row);
     });
     this.slotRows[slot] = own;
+  }
+
+  /** Copies of the document's vectors, in the order `upsert` was given them (none when it is not indexed). */
+  vectors(docId: string): Float32Array[] {
+    const slot = this.slotOf.get(docId);
+    if (slot === undefined) return [];
+    const d = this.dims;
+    return this.slotRows[slot].map((row) => this.storage.matrix.slice(row * d, row * d + d));
   }
 
   /** Removes the document; its rows are filled by moving the last rows down. Returns whether it was there. */

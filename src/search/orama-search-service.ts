@@ -298,6 +298,8 @@ export class OramaSearchService implements SearchEngine {
         throw err;
       }
       let vector = await nearest;
+      const partial = vectors!.partial?.();
+      if (partial) warnings.push(partial);
       // An id that no item has is near nothing. Otherwise nearest in meaning is a match only when it is
       // near enough: in semantic mode every hit is found by meaning alone; hybrid.ts applies the same
       // floor (semanticOnlyFloor) to the hits no word matched.

@@ -106,6 +106,11 @@ export interface VectorRetriever {
   readonly state: 'off' | 'loading' | 'indexing' | 'ready' | 'failed' | 'incomplete';
   /** Why it is not ready, for a warning: "still being built (120/5692 chunks embedded)". */
   progress(): string;
+  /**
+   * When it is ready but holds part of the chunks (the first pass of a build, or cached vectors only):
+   * how far it is, for a warning on each answer that used it; undefined when complete.
+   */
+  partial?(): string | undefined;
   /** Whether the model can read this query (an English-only model cannot read Russian). */
   supports(query: string): boolean;
   /** The `k` nearest documents by cosine, among those `allowed` passes. */
