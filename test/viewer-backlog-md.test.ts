@@ -167,7 +167,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
 
       it('never lets a long id squeeze a title in the spotlight: the id is cut, whole in its tooltip', async () => {
         await openSpotlight(page, url, 'browser task loading');
-        const long = page.locator('.sl-option[data-id*="back-569 - Make-browser"]');
+        const long = page.locator('.sl-option[data-id*="back-569%20-%20Make-browser"]');
         expect(await long.count()).toBe(1);
         await shoot(page, `spotlight-long-id-${vp.name}`);
         expect(await expectRoomyTitles(page, vp.titleShare)).toBeGreaterThan(1);
@@ -181,7 +181,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
 
       it('cuts a long id in the list and on the board, never over the title', async () => {
         await page.goto(`${url}/?types=task`);
-        const row = page.locator('.row[data-id*="back-569 - Make-browser"]');
+        const row = page.locator('.row[data-id*="back-569%20-%20Make-browser"]');
         await row.waitFor();
         const [id, title] = [row.locator('.row-id'), row.locator('.row-title')];
         expect(await id.getAttribute('title')).toBe(
@@ -192,7 +192,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
         expect(within(idBox, rowBox)).toBe(true);
         expect(await clipping(id)).toEqual({ overflows: true, cut: true });
         await page.goto(`${url}/?view=board&types=task`);
-        const card = page.locator('.card[data-id*="back-569 - Make-browser"]');
+        const card = page.locator('.card[data-id*="back-569%20-%20Make-browser"]');
         await card.waitFor();
         const column = page.locator('.column', { has: card });
         expect(within(await box(card), await box(column))).toBe(true);
@@ -314,7 +314,7 @@ describe.skipIf(!HAS_CHROMIUM || !existsSync(FULL_FOLDER))(
       it(`"blessed" at ${vp.name} size: the archived back-76's title keeps its room`, async () => {
         await page.setViewportSize({ width: vp.width, height: vp.height });
         await openSpotlight(page, url, 'blessed');
-        const long = page.locator('.sl-option[data-id*="back-76 - migrate-from-blessed"]');
+        const long = page.locator('.sl-option[data-id*="back-76%20-%20migrate-from-blessed"]');
         expect(await long.count()).toBe(1);
         await long.scrollIntoViewIfNeeded();
         await shoot(page, `spotlight-full-folder-${vp.name}`);
