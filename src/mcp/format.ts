@@ -39,21 +39,23 @@ export function cut(text: string, start: number, max: number): string {
 }
 
 /** Every field of an item with a window of its content (`maxChars` from `offset`): a detailed answer. */
-export interface ItemView {
-  id: string;
+export interface ItemView extends Pick<
+  BacklogItem,
+  | 'id'
+  | 'title'
+  | 'status'
+  | 'parent_id'
+  | 'path'
+  | 'tags'
+  | 'author'
+  | 'assignee'
+  | 'priority'
+  | 'references'
+  | 'created_at'
+  | 'updated_at'
+> {
   type: string;
-  title: string;
-  status: string | null;
-  parent_id: string | null;
-  path: string;
   uri: string;
-  tags: string[];
-  author: string | null;
-  assignee: string | null;
-  priority: string | null;
-  references: string[];
-  created_at: string | null;
-  updated_at: string | null;
   content: string;
   content_length: number;
   truncated: boolean;
