@@ -4,10 +4,14 @@ import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
 import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 
+/** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
+export const MAX_FILTER_VALUE_CHARS = 1000;
+export const MAX_FILTER_VALUES = 100;
+
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
 export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
   z
-    .union([item, z.array(item)])
+    .union([item, z.array(item).max(MAX_FILTER_VALUES)])
     .transform(
       (v) =>
         (Array.isArray(v) ? v : String(v).split(','))
@@ -16,35 +20,36 @@ export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
     );
 
 const typeValue = z.enum(ITEM_TYPES);
+const filterValue = z.string().max(MAX_FILTER_VALUE_CHARS);
 
 /** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
 export const filterShape = {
-  types: oneOrMany(z.string())
+  types: oneOrMany(filterValue)
     .pipe(z.array(typeValue))
     .optional()
     .describe(
       'task, epic, resource (any file that is not a task; Backlog.md: also document, decision, milestone)',
     ),
-  status: oneOrMany(z.string())
+  status: oneOrMany(filterValue)
     .optional()
     .describe("the backlog's statuses, any case and spacing (listed by backlog_list)"),
-  state: oneOrMany(z.string())
+  state: oneOrMany(filterValue)
     .pipe(z.array(z.enum(TASK_STATES)))
     .optional()
     .describe('tasks that are active, completed, archived or draft (Backlog.md folders)'),
-  parent_id: oneOrMany(z.string())
+  parent_id: oneOrMany(filterValue)
     .optional()
     .describe('items under these ids, at any depth, and the items themselves'),
-  tags: oneOrMany(z.string()).optional().describe('any of these tags'),
-  author: oneOrMany(z.string()).optional().describe('any of these authors'),
+  tags: oneOrMany(filterValue).optional().describe('any of these tags'),
+  author: oneOrMany(filterValue).optional().describe('any of these authors'),
   // picomatch throws on a pattern over 65,536 characters; no real glob comes near 1,000.
-  path: oneOrMany(z.string().max(1000))
+  path: oneOrMany(filterValue)
     .optional()
     .describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
-  folder: oneOrMany(z.string())
+  folder: oneOrMany(filterValue)
     .optional()
     .describe('folders relative to the root; everything beneath matches'),
-  file_type: oneOrMany(z.string()).optional().describe('extensions without the dot: md, json, yaml'),
+  file_type: oneOrMany(filterValue).optional().describe('extensions without the dot: md, json, yaml'),
 };
 
 export { SEARCH_MODES, RELATIONS, type Relation, type SearchMode };
@@ -72,7 +77,7 @@ export const searchOptionsSchema = z
       .default(false)
       .describe('add items linked to the hits: parent, children, references'),
     max_hops: z.coerce.number().int().min(1).max(3).default(1).describe('links away a related item may be'),
-    relations: oneOrMany(z.string())
+    relations: oneOrMany(filterValue)
       .pipe(z.array(z.enum(RELATIONS)))
       .optional()
       .describe('links to follow (default all)'),
@@ -160,6 +165,14 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
     );
   }
   const field = String(issue.path[0] ?? 'options');
+  const tooBig = tooBigIssue(issue);
+  if (tooBig && field !== 'query' && field !== 'limit' && field !== 'offset' && field !== 'max_hops')
+    return new BacklogError(
+      'INPUT_TOO_LARGE',
+      `${field}: over ${tooBig.maximum} ${tooBig.origin === 'array' ? 'values' : 'characters'}`,
+      `Pass at most ${MAX_FILTER_VALUES} values of at most ${MAX_FILTER_VALUE_CHARS} characters each.`,
+      { field, limit: Number(tooBig.maximum) },
+    );
   if (field === 'query')
     return new BacklogError(
       'INVALID_QUERY',
@@ -168,6 +181,14 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
       { field },
     );
   return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field, known), { field });
+}
+
+/** The size limit an issue broke, looking inside a one-or-many union's branches. */
+function tooBigIssue(issue: z.core.$ZodIssue): { origin: string; maximum: number | bigint } | undefined {
+  if (issue.code === 'too_big') return issue;
+  if (issue.code === 'invalid_union')
+    for (const branch of issue.errors) for (const inner of branch) if (inner.code === 'too_big') return inner;
+  return undefined;
 }
 
 function hintFor(field: string, known: string[]): string {
