@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idf, lengthNormInverse, saturate } from '../src/search/bm25.js';
 import { decode, encode } from '@msgpack/msgpack';
 import { FieldIndex, phraseDocs, type SavedFieldIndex } from '../src/search/field-index.js';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
-import { LengthNorms, ScoreScratch, scoreBm25f } from '../src/search/score.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type ScoredDocs } from '../src/search/score.js';
 
 const groups = (...terms: string[]) => terms.map((term) => ({ alternatives: [{ term, weight: 1 }] }));
 
@@ -46,7 +47,7 @@ function setup(docs: Record<number, { title: string[]; body: string[] }>) {
       },
       scratch,
     );
-    return new Map(out.docs.map((d, i) => [d, { score: out.scores[i], mask: out.fieldMasks[i] }]));
+    return new Map(Array.from(out.docs, (d, i) => [d, { score: out.scores[i], mask: out.fieldMasks[i] }]));
   };
   return { run, title, body };
 }
@@ -339,5 +340,67 @@ describe('topKIndices', () => {
       const k = Math.floor(rand() * (n + 2));
       expect(topKIndices(scores, docs, k)).toEqual(full.slice(0, k));
     }
+  });
+});
+
+describe('scoreBm25f keep', () => {
+  const vocab = ['auth', 'sync', 'queue', 'login', 'cache', 'retry', 'token', 'page'];
+  const doc = fc.record({
+    title: fc.array(fc.constantFrom(...vocab), { maxLength: 4 }),
+    body: fc.array(fc.constantFrom(...vocab), { maxLength: 30 }),
+  });
+  const best = (out: ScoredDocs) =>
+    Array.from(out.docs, (d, i) => ({ d, score: out.scores[i], mask: out.fieldMasks[i] })).sort(
+      (a, b) => b.score - a.score || a.d - b.d,
+    );
+
+  it('returns exactly the best `keep` matches of the full scoring, and the full total', () => {
+    fc.assert(
+      fc.property(
+        fc.array(doc, { minLength: 1, maxLength: 120 }),
+        fc.array(fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 3 }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.boolean(),
+        fc.boolean(),
+        (docs, query, keep, conjunctive, filtered) => {
+          const title = new FieldIndex();
+          const body = new FieldIndex();
+          docs.forEach((d, id) => {
+            title.add(
+              id,
+              d.title,
+              d.title.map((_, i) => i),
+            );
+            body.add(
+              id,
+              d.body,
+              d.body.map((_, i) => i),
+            );
+          });
+          const fields = [title, body];
+          const norms = new LengthNorms().get(fields, [0.5, 0.75], docs.length, 1);
+          // A word with several alternatives takes the best of them, as prefix and typo expansions do.
+          const groups = query.map((alts) => ({
+            alternatives: alts.map((term, i) => ({ term, weight: i === 0 ? 1 : 0.5 })),
+          }));
+          const filter = filtered ? new Set(docs.map((_, i) => i).filter((i) => i % 3 !== 0)) : undefined;
+          const opts = {
+            ...{ weights: [2, 1], b: [0.5, 0.75], k1: 1.2, docCount: docs.length, conjunctive, filter },
+            ...{ titleCoverage: 0.75, titleField: 0 },
+          };
+          const scratch = new ScoreScratch();
+          scratch.ensure(docs.length);
+          const full = scoreBm25f(fields, norms, groups, opts, scratch);
+          const kept = scoreBm25f(fields, norms, groups, { ...opts, keep }, scratch);
+          expect(kept.total).toBe(full.total);
+          expect(full.total).toBe(full.docs.length);
+          expect(best(kept)).toEqual(best(full).slice(0, keep));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

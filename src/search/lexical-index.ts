@@ -290,7 +290,12 @@ export class LexicalIndex {
     );
   }
 
-  private score(groups: QueryTermGroup[], conjunctive: boolean, filter: Set<number> | undefined) {
+  private score(
+    groups: QueryTermGroup[],
+    conjunctive: boolean,
+    filter: Set<number> | undefined,
+    keep?: number,
+  ) {
     const { k1, b, fieldWeights, coordination, titleCoverage } = this.settings;
     return runBm25f(
       this.store,
@@ -299,6 +304,7 @@ export class LexicalIndex {
       this.size,
       conjunctive,
       filter,
+      keep,
     );
   }
 
@@ -457,9 +463,12 @@ export class LexicalIndex {
     }
 
     const query = req.query.trim();
+    const sortRecent = req.sort === 'recent' || !query;
+    const routed = query && !sortRecent ? this.resolveId(query) : undefined;
     let docs: number[];
     let scores: number[];
     let masks: number[];
+    let total: number | undefined;
     if (!query) {
       docs = filter ? [...filter] : this.allInternalIds();
       scores = docs.map(() => 0);
@@ -475,19 +484,28 @@ export class LexicalIndex {
       const groups = this.analyzer
         .queryWords(query)
         .map((word) => termGroup(word, undefined, this.partialFields, vocab));
-      ({ docs, scores, fieldMasks: masks } = this.score(groups, req.conjunctive ?? false, filter));
-      if (this.settings.proximity > 0 && req.sort !== 'recent' && groups.length > 1)
-        this.rewardProximity(query, docs, scores);
+      const proximity = this.settings.proximity > 0 && !sortRecent && groups.length > 1;
+      // The page and the proximity candidates are all that is shown, unless every match is grouped,
+      // ordered by date, or joined by a routed id.
+      const keep =
+        sortRecent || req.groupBy || routed
+          ? undefined
+          : Math.max(offset + limit, proximity ? PROXIMITY_CANDIDATES : 0);
+      const scored = this.score(groups, req.conjunctive ?? false, filter, keep);
+      docs = Array.from(scored.docs);
+      scores = Array.from(scored.scores);
+      masks = Array.from(scored.fieldMasks);
+      total = scored.total;
+      if (proximity) this.rewardProximity(query, docs, scores);
     }
 
-    const sortRecent = req.sort === 'recent' || !query;
     const updated = sortRecent ? docs.map((d) => this.updatedMs(d)) : undefined;
     // `a` ranks below `b`: by recency then score, or by score; ties by internal id (a stable order).
     const worse = (a: number, b: number) =>
       updated !== undefined && updated[a] !== updated[b]
         ? updated[a] < updated[b]
         : scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
-    let total = docs.length;
+    total ??= docs.length;
     let order: number[];
     if (!sortRecent && (offset + limit) * 4 < docs.length) {
       // A page of a large result: select the best instead of sorting every match.
@@ -499,8 +517,7 @@ export class LexicalIndex {
 
     // Id routing: a query that names an item puts that item first.
     let routedAt = -1;
-    const routed = query ? this.resolveId(query) : undefined;
-    if (routed && !sortRecent) {
+    if (routed) {
       const internal = this.internalId(routed);
       if (!filter || filter.has(internal)) {
         const at = order.findIndex((i) => docs[i] === internal);

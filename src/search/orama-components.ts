@@ -82,6 +82,7 @@ export function runBm25f(
   docCount: number,
   conjunctive: boolean,
   filter?: Set<number>,
+  keep?: number,
 ) {
   const state = store.bm25f;
   const size = internalIdCapacity(store);
@@ -102,6 +103,7 @@ export function runBm25f(
       coordination: config.coordination ?? 0,
       titleCoverage: config.titleCoverage ?? 0,
       titleField: state.fieldNames.indexOf('title'),
+      keep,
     },
     state.scratch,
   );
@@ -230,7 +232,9 @@ export function createBm25fIndex(
         threshold === 0,
         whereFiltersIDs,
       );
-      return scored.docs.map((d, i) => [d, scored.scores[i]] as [number, number]).sort((a, b) => b[1] - a[1]);
+      return Array.from(scored.docs, (d, i) => [d, scored.scores[i]] as [number, number]).sort(
+        (a, b) => b[1] - a[1],
+      );
     },
 
     save(store: OramaIndexStore) {

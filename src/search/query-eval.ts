@@ -24,7 +24,11 @@ export interface QueryContext {
   prefixGroup(prefix: string, fields: number | undefined): QueryTermGroup | null;
   score(groups: QueryTermGroup[], conjunctive: boolean): ScoredDocs;
   /** The candidates in which `terms` occur in this order, next to each other, in an allowed field. */
-  phraseFilter(candidates: number[], terms: string[], fields: number | undefined): Set<number>;
+  phraseFilter(
+    candidates: ArrayLike<number> & Iterable<number>,
+    terms: string[],
+    fields: number | undefined,
+  ): Set<number>;
   /** Documents whose `status` / `type` equals the value (case-insensitive). */
   docsWithValue(field: 'status' | 'type', value: string): Set<number>;
   /** Every document that passes the request's filters. */

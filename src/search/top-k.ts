@@ -47,7 +47,7 @@ export class TopK<T> {
  * orders them): a bounded min-heap in typed arrays, O(n log k), and a match that cannot beat the
  * heap's worst is dismissed with one comparison.
  */
-export function topKIndices(scores: number[], docs: number[], k: number): number[] {
+export function topKIndices(scores: ArrayLike<number>, docs: ArrayLike<number>, k: number): number[] {
   if (k <= 0) return [];
   const heap = new Int32Array(k);
   let size = 0;
