@@ -153,9 +153,12 @@ const hostileOptions = fc
   )
   .map(([known, extra]) => ({ ...known, ...extra }));
 
-const options = fc.oneof({ weight: 3, arbitrary: validOptions }, { weight: 1, arbitrary: hostileOptions });
+export const options = fc.oneof(
+  { weight: 3, arbitrary: validOptions },
+  { weight: 1, arbitrary: hostileOptions },
+);
 
-const query = fc.oneof({ weight: 19, arbitrary: text }, { weight: 1, arbitrary: fc.anything() });
+export const query = fc.oneof({ weight: 19, arbitrary: text }, { weight: 1, arbitrary: fc.anything() });
 
 export async function fuzzLibrary(total: number): Promise<{
   lines: string[];
@@ -171,8 +174,10 @@ export async function fuzzLibrary(total: number): Promise<{
     cacheDir: join(STRESS_CACHE, 'fuzz-index'),
     removeLeftovers: false,
   });
+  // As a server does before its first query: the bodies' snippet text is prepared in the background.
+  await service.index.snippetsReady();
   const counts = { ok: 0, coded: new Map<string, number>(), uncoded: 0, slow: 0, slowCpu: 0, crashes: 0 };
-  const slowest: { ms: number; cpuMs: number; mode: string; q: string; o: string }[] = [];
+  const slowest: { k: number; ms: number; cpuMs: number; mode: string; q: string; o: string }[] = [];
   const uncodedSamples: string[] = [];
   let maxMs = 0;
   const times: number[] = [];
@@ -211,6 +216,7 @@ export async function fuzzLibrary(total: number): Promise<{
         const cpuMs = (cpu.user + cpu.system) / 1000;
         if (cpuMs > 100) counts.slowCpu++;
         slowest.push({
+          k: done + i,
           ms,
           cpuMs,
           mode: matchMode,
@@ -244,7 +250,7 @@ export async function fuzzLibrary(total: number): Promise<{
         .slice(0, 5)
         .map(
           (c) =>
-            `- slowest: ${fmt(c.ms, 1)} ms (CPU ${fmt(c.cpuMs, 1)} ms), ${c.mode}, query \`${c.q.replace(/`/g, "'")}\`, options \`${c.o.replace(/`/g, "'")}\``,
+            `- slowest: case ${c.k}, ${fmt(c.ms, 1)} ms (CPU ${fmt(c.cpuMs, 1)} ms), ${c.mode}, query \`${c.q.replace(/`/g, "'")}\`, options \`${c.o.replace(/`/g, "'")}\``,
         ),
     ],
   };
