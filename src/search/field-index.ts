@@ -242,6 +242,42 @@ export class FieldIndex {
     return false;
   }
 
+  /**
+   * Which of the word pairs (term ids `firsts[i]` then `seconds[i]`, at most 30) stand at consecutive
+   * positions in the document, as a bit mask: one pass over its sequence for every pair, stopping once
+   * all are found (proximity checks a query's pairs in its best matches this way).
+   */
+  adjacentPairs(doc: number, firsts: Int32Array, seconds: Int32Array): number {
+    if (!this.has(doc)) return 0;
+    const m = firsts.length;
+    const all = m >= 31 ? -1 : (1 << m) - 1;
+    const data = this.seqData;
+    const end = this.seqStart[doc] + this.seqLength[doc];
+    let found = 0;
+    let before = 0; // pairs whose first word stands at the previous position
+    let here = 0; // ... at this position
+    for (let k = this.seqStart[doc]; k < end; k++) {
+      const tok = data[k];
+      const id = tok >>> 1;
+      if ((before | here) === 0) {
+        // Nothing under way: only a pair's first word changes anything.
+        let i = 0;
+        while (i < m && firsts[i] !== id) i++;
+        if (i === m) continue;
+      }
+      if ((tok & 1) === 0) {
+        before = here;
+        here = 0;
+      }
+      for (let i = 0; i < m; i++) {
+        if (firsts[i] === id) here |= 1 << i;
+        if (seconds[i] === id && (before & (1 << i)) !== 0) found |= 1 << i;
+      }
+      if ((found & all) === all) break;
+    }
+    return found;
+  }
+
   /** hasPhrase for more words than bits: positions of each word, then every start checked. */
   private hasLongPhrase(doc: number, phrase: readonly number[]): boolean {
     const at = new Map<number, Set<number>>();
@@ -583,7 +619,11 @@ function fillPostings(
  * Documents among `candidates` in which `terms` occur at consecutive positions (a phrase), from the
  * forward index: no text is re-read.
  */
-export function phraseDocs(field: FieldIndex, terms: string[], candidates: Iterable<number>): Set<number> {
+export function phraseDocs(
+  field: FieldIndex,
+  terms: readonly string[],
+  candidates: Iterable<number>,
+): Set<number> {
   const found = new Set<number>();
   const ids = terms.map((t) => field.termId(t));
   if (ids.length === 0 || ids.some((id) => id < 0)) return found;

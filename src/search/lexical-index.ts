@@ -312,27 +312,49 @@ export class LexicalIndex {
    * Multiplies the scores of the best matches by 1 + proximity × (the query's adjacent word pairs that
    * stand next to each other in the title or the body / its adjacent pairs), from the forward index.
    */
-  private rewardProximity(query: string, docs: number[], scores: number[]): void {
+  private rewardProximity(query: string, docs: number[], scores: number[], shown: number): void {
     const sequence = this.analyzer.sequence(query);
     const pairs: [string, string][] = [];
     for (let i = 1; i < sequence.length; i++)
       if (sequence[i] !== sequence[i - 1]) pairs.push([sequence[i - 1], sequence[i]]);
     if (pairs.length === 0) return;
-    const top = topKIndices(scores, docs, Math.min(docs.length, PROXIMITY_CANDIDATES));
-    const candidates = top.map((i) => docs[i]);
-    const fields = this.store.bm25f.fields.filter((_, i) =>
-      ['title', 'body'].includes(this.store.bm25f.fieldNames[i]),
-    );
-    const adjacent = new Map<number, number>();
-    for (const pair of pairs) {
-      const found = new Set<number>();
-      for (const field of fields) for (const d of phraseDocs(field, pair, candidates)) found.add(d);
-      for (const d of found) adjacent.set(d, (adjacent.get(d) ?? 0) + 1);
+    const candidates = topKIndices(scores, docs, Math.min(docs.length, PROXIMITY_CANDIDATES));
+    // A candidate that cannot reach the `shown` best even with the full bonus keeps its score unchecked:
+    // the answer is the same, and most queries scan a third of the bodies.
+    const floor =
+      shown < candidates.length
+        ? (scores[candidates[shown - 1]] / (1 + this.settings.proximity)) * (1 - 1e-12)
+        : -1;
+    const top = candidates.filter((at) => scores[at] >= floor);
+    const { fields, fieldNames } = this.store.bm25f;
+    // Per candidate, the pairs found adjacent (a bit per pair, 30 pairs at a time).
+    const adjacent = new Uint8Array(top.length * pairs.length);
+    for (let f = 0; f < fields.length; f++) {
+      if (fieldNames[f] !== 'title' && fieldNames[f] !== 'body') continue;
+      const field = fields[f];
+      const ids = pairs
+        .map(([a, b], i) => ({ i, a: field.termId(a), b: field.termId(b) }))
+        .filter((p) => p.a >= 0 && p.b >= 0);
+      for (let from = 0; from < ids.length; from += 30) {
+        const chunk = ids.slice(from, from + 30);
+        const firsts = Int32Array.from(chunk, (p) => p.a);
+        const seconds = Int32Array.from(chunk, (p) => p.b);
+        top.forEach((at, j) => {
+          const d = docs[at];
+          // Scanned only when it holds both words of a pair (binary searches in the postings).
+          if (!chunk.some((p) => field.hasTermIn(d, p.a) && field.hasTermIn(d, p.b))) return;
+          const found = field.adjacentPairs(d, firsts, seconds);
+          chunk.forEach((p, k) => {
+            if (found & (1 << k)) adjacent[j * pairs.length + p.i] = 1;
+          });
+        });
+      }
     }
-    for (const i of top) {
-      const n = adjacent.get(docs[i]);
-      if (n) scores[i] *= 1 + (this.settings.proximity * n) / pairs.length;
-    }
+    top.forEach((at, j) => {
+      let n = 0;
+      for (let i = 0; i < pairs.length; i++) n += adjacent[j * pairs.length + i];
+      if (n) scores[at] *= 1 + (this.settings.proximity * n) / pairs.length;
+    });
   }
 
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
@@ -496,7 +518,7 @@ export class LexicalIndex {
       scores = Array.from(scored.scores);
       masks = Array.from(scored.fieldMasks);
       total = scored.total;
-      if (proximity) this.rewardProximity(query, docs, scores);
+      if (proximity) this.rewardProximity(query, docs, scores, req.groupBy ? Infinity : offset + limit);
     }
 
     const updated = sortRecent ? docs.map((d) => this.updatedMs(d)) : undefined;
