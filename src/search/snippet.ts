@@ -23,6 +23,8 @@ export interface QueryBits {
   readonly marks: Uint32Array;
   /** Distinct query terms found. */
   readonly size: number;
+  /** Their ids. */
+  readonly ids: readonly number[];
 }
 
 /** Ids for terms, shared by every prepared text of one index (a query looks its terms up once). */
@@ -59,22 +61,26 @@ export class TermIds {
     }
     try {
       // A text prepared inside `fn` may grow `marks`: its new ids are past this array's end, read as no bit.
-      return fn({ marks: this.marks, size: marked.length });
+      return fn({ marks: this.marks, size: marked.length, ids: marked });
     } finally {
       for (const id of marked) this.marks[id] = 0;
     }
   }
 }
 
-/** A plain text prepared for snippets: each word run's offsets and the term ids it is indexed under. */
+/**
+ * A plain text prepared for snippets: each word run's offsets, and the runs of each term id (sorted by
+ * term, then run), so a query finds its words by binary search instead of reading the whole text.
+ */
 export class SnippetText {
   private constructor(
     readonly text: string,
     private readonly starts: Uint32Array,
     private readonly ends: Uint32Array,
-    /** Run r's terms are termIds[termStart[r] .. termStart[r + 1]). */
-    private readonly termStart: Uint32Array,
+    /** Every (term, run) occurrence, ordered by term id then run: the term ids ... */
     private readonly termIds: Uint32Array,
+    /** ... and their runs. */
+    private readonly termRuns: Uint32Array,
   ) {}
 
   /** `language`: the document's (its terms must be those the index holds for it). */
@@ -82,24 +88,33 @@ export class SnippetText {
     const runs = analyzer.runs(text, language);
     const starts = new Uint32Array(runs.length);
     const ends = new Uint32Array(runs.length);
-    const termStart = new Uint32Array(runs.length + 1);
     let total = 0;
     for (const run of runs) total += run.terms.length;
-    const termIds = new Uint32Array(total);
+    const occurrenceIds = new Uint32Array(total);
+    const occurrenceRuns = new Uint32Array(total);
     let t = 0;
     runs.forEach((run, r) => {
       starts[r] = run.start;
       ends[r] = run.end;
-      termStart[r] = t;
-      for (const term of run.terms) termIds[t++] = ids.id(term);
+      for (const term of run.terms) {
+        occurrenceIds[t] = ids.id(term);
+        occurrenceRuns[t++] = r;
+      }
     });
-    termStart[runs.length] = t;
-    return new SnippetText(text, starts, ends, termStart, termIds);
+    const order = new Uint32Array(total).map((_, i) => i);
+    order.sort((a, b) => occurrenceIds[a] - occurrenceIds[b] || a - b);
+    return new SnippetText(
+      text,
+      starts,
+      ends,
+      order.map((i) => occurrenceIds[i]),
+      order.map((i) => occurrenceRuns[i]),
+    );
   }
 
   /** Bytes of the prepared arrays (the text is shared with the document). */
   get memoryBytes(): number {
-    return this.starts.byteLength * 2 + this.termStart.byteLength + this.termIds.byteLength;
+    return this.starts.byteLength * 2 + this.termIds.byteLength + this.termRuns.byteLength;
   }
 
   /**
@@ -110,13 +125,19 @@ export class SnippetText {
     const matchStart: number[] = [];
     const matchEnd: number[] = [];
     const matchMask: number[] = [];
-    if (bits.size > 0) {
-      const marks = bits.marks;
-      const { termStart, termIds } = this;
-      for (let r = 0; r < this.starts.length; r++) {
-        let mask = 0;
-        for (let t = termStart[r]; t < termStart[r + 1]; t++) mask |= marks[termIds[t]] ?? 0;
-        if (mask === 0) continue;
+    // The runs holding a query term, in text order, each with the bits of the terms it holds.
+    const found: number[] = [];
+    for (const id of bits.ids) {
+      const bit = Math.clz32(1) - Math.clz32(bits.marks[id]);
+      for (let i = firstAtOrAfter(this.termIds, id); i < this.termIds.length && this.termIds[i] === id; i++)
+        found.push(this.termRuns[i] * 32 + bit);
+    }
+    found.sort((a, b) => a - b);
+    for (let i = 0; i < found.length; i++) {
+      const r = Math.floor(found[i] / 32);
+      const mask = 1 << (found[i] % 32);
+      if (i > 0 && Math.floor(found[i - 1] / 32) === r) matchMask[matchMask.length - 1] |= mask;
+      else {
         matchStart.push(this.starts[r]);
         matchEnd.push(this.ends[r]);
         matchMask.push(mask);
