@@ -83,6 +83,8 @@ export class LanguageMix {
 
   /** `active` per script, dropped whenever a language gains its first document or loses its last. */
   private readonly activeCache = new Map<Script, Language[]>();
+  /** Changes whenever `active` may answer differently (query analyses cached before are stale). */
+  generation = 0;
 
   reset(): void {
     this.fallbacks = {};
@@ -94,6 +96,7 @@ export class LanguageMix {
     this.mixed = new Set(this.detect ? [] : DETECTED_SCRIPTS.filter((s) => this.candidates(s).length > 1));
     this.counts.clear();
     this.activeCache.clear();
+    this.generation++;
     this.planVersion++;
   }
 
@@ -109,6 +112,7 @@ export class LanguageMix {
       if (this.allowed.has(l) && SCRIPT_LANGUAGES[script]?.includes(l)) this.fallbacks[script] = l;
     for (const s of state.mixed ?? []) if (DETECTED_SCRIPTS.includes(s)) this.mixed.add(s);
     this.activeCache.clear();
+    this.generation++;
     this.planVersion++;
     if (this.mixed.size > 0) void loadDetector();
   }
@@ -122,6 +126,7 @@ export class LanguageMix {
   clearCounts(): void {
     this.counts.clear();
     this.activeCache.clear();
+    this.generation++;
   }
 
   /** A document of this language was indexed (+1) or removed (-1). */
@@ -130,7 +135,10 @@ export class LanguageMix {
     const before = this.counts.get(language) ?? 0;
     const after = Math.max(0, before + delta);
     this.counts.set(language, after);
-    if ((before === 0) !== (after === 0)) this.activeCache.clear();
+    if ((before === 0) !== (after === 0)) {
+      this.activeCache.clear();
+      this.generation++;
+    }
   }
 
   /**
@@ -179,6 +187,7 @@ export class LanguageMix {
       });
       if (this.mixed.size > 0) await loadDetector();
       this.activeCache.clear();
+      this.generation++;
       if (changed) this.planVersion++;
       return changed;
     });

@@ -13,9 +13,9 @@ export type Matches = Map<number, { score: number; mask: number }>;
 /** What evaluation needs from the index. */
 export interface QueryContext {
   /** The words of a piece of text, each with its terms in the index's languages. */
-  words(text: string): QueryWord[];
+  words(text: string): readonly QueryWord[];
   /** Query terms of a piece of text, in order, repeats kept (for phrases): one sequence per language. */
-  sequences(text: string): string[][];
+  sequences(text: string): readonly (readonly string[])[];
   /** Bit mask of the text fields a query field searches; undefined = all text fields. */
   fieldMask(field: QueryField | undefined): number | undefined;
   /** The group for one query word: its terms plus partial and typo expansions. */
@@ -26,7 +26,7 @@ export interface QueryContext {
   /** The candidates in which `terms` occur in this order, next to each other, in an allowed field. */
   phraseFilter(
     candidates: ArrayLike<number> & Iterable<number>,
-    terms: string[],
+    terms: readonly string[],
     fields: number | undefined,
   ): Set<number>;
   /** Documents whose `status` / `type` equals the value (case-insensitive). */

@@ -35,7 +35,7 @@ const TYPO_SCRIPTS = new Set(['latin', 'cyrillic', 'greek']);
  * `term` is null when there is none. Numbers and ids are exact by nature and are left alone, as are
  * the words the index has.
  */
-export function correctWords(words: QueryWord[], vocab: SuggestVocabulary): Correction[] {
+export function correctWords(words: readonly QueryWord[], vocab: SuggestVocabulary): Correction[] {
   const out: Correction[] = [];
   for (const w of words.slice(0, SUGGEST.maxWords)) {
     const word = w.surface ?? w.term;

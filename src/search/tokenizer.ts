@@ -327,7 +327,28 @@ export class TextAnalyzer {
    * stays one word), each with its terms in every language its script has in the index. Stop-words
    * (in all those languages) are left out.
    */
-  queryWords(text: string): QueryWord[] {
+  queryWords(text: string): readonly QueryWord[] {
+    return this.memoized('words', text, () => this.analyzeQuery(text));
+  }
+
+  /**
+   * The last few query analyses: one search analyzes its query several times (term budget, ranking,
+   * proximity, snippets). Shared results: callers must not change them.
+   */
+  private readonly queryMemo = new Map<string, { generation: number; value: unknown }>();
+
+  private memoized<T>(kind: string, text: string, compute: () => T): T {
+    const key = `${kind}\u0000${text}`;
+    const hit = this.queryMemo.get(key);
+    if (hit && hit.generation === this.languages.generation) return hit.value as T;
+    const value = compute();
+    this.queryMemo.delete(key);
+    if (this.queryMemo.size >= 16) this.queryMemo.delete(this.queryMemo.keys().next().value!);
+    this.queryMemo.set(key, { generation: this.languages.generation, value });
+    return value;
+  }
+
+  private analyzeQuery(text: string): QueryWord[] {
     const out: QueryWord[] = [];
     const seen = new Set<string>();
     const add = (w: QueryWord) => {
@@ -376,7 +397,11 @@ export class TextAnalyzer {
    * (the i-th sequence takes each word in the i-th language of its script, or its last), so a phrase
    * is matched as a document of either language indexed it. Usually one.
    */
-  sequences(text: string): string[][] {
+  sequences(text: string): readonly (readonly string[])[] {
+    return this.memoized('sequences', text, () => this.analyzeSequences(text));
+  }
+
+  private analyzeSequences(text: string): string[][] {
     const words: { w: string; script: Script; id?: string }[] = [];
     for (const m of text.matchAll(RUN)) {
       if (m[1] !== undefined) words.push({ w: m[0], script: 'latin', id: normalizeId(m[1], m[2]) });
@@ -402,7 +427,7 @@ export class TextAnalyzer {
   }
 
   /** The first of `sequences`: query terms in order, repeats kept. */
-  sequence(text: string): string[] {
+  sequence(text: string): readonly string[] {
     return this.sequences(text)[0];
   }
 
