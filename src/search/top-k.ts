@@ -49,36 +49,50 @@ export class TopK<T> {
  */
 export function topKIndices(scores: ArrayLike<number>, docs: ArrayLike<number>, k: number): number[] {
   if (k <= 0) return [];
-  const heap = new Int32Array(k);
+  const heap = new Int32Array(Math.min(k, scores.length));
   let size = 0;
   // `a` ranks below `b`.
   const worse = (a: number, b: number) =>
     scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] > docs[b]);
+  const siftDown = (j: number) => {
+    const item = heap[j];
+    for (;;) {
+      const l = 2 * j + 1;
+      if (l >= size) break;
+      const r = l + 1;
+      const m = r < size && worse(heap[r], heap[l]) ? r : l;
+      if (!worse(heap[m], item)) break;
+      heap[j] = heap[m];
+      j = m;
+    }
+    heap[j] = item;
+  };
   for (let i = 0; i < scores.length; i++) {
-    if (size < k) {
+    if (size < heap.length) {
       let c = size++;
-      heap[c] = i;
       while (c > 0) {
         const p = (c - 1) >> 1;
-        if (!worse(heap[c], heap[p])) break;
-        [heap[c], heap[p]] = [heap[p], heap[c]];
+        if (!worse(i, heap[p])) break;
+        heap[c] = heap[p];
         c = p;
       }
+      heap[c] = i;
       continue;
     }
     const top = heap[0];
     if (scores[i] < scores[top] || !worse(top, i)) continue;
     heap[0] = i;
-    for (let j = 0; ;) {
-      const l = 2 * j + 1;
-      const r = l + 1;
-      let m = j;
-      if (l < size && worse(heap[l], heap[m])) m = l;
-      if (r < size && worse(heap[r], heap[m])) m = r;
-      if (m === j) break;
-      [heap[j], heap[m]] = [heap[m], heap[j]];
-      j = m;
+    siftDown(0);
+  }
+  // Popping the worst off the heap fills the answer from its end: best first, no comparison sort.
+  const out = new Array<number>(size);
+  for (let n = size; n > 0;) {
+    out[--n] = heap[0];
+    size--;
+    if (size > 0) {
+      heap[0] = heap[size];
+      siftDown(0);
     }
   }
-  return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+  return out;
 }
