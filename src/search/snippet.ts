@@ -126,13 +126,24 @@ export class SnippetText {
     const matchEnd: number[] = [];
     const matchMask: number[] = [];
     // The runs holding a query term, in text order, each with the bits of the terms it holds.
-    const found: number[] = [];
+    const { termIds, termRuns } = this;
+    const ranges: number[] = [];
+    let count = 0;
     for (const id of bits.ids) {
-      const bit = Math.clz32(1) - Math.clz32(bits.marks[id]);
-      for (let i = firstAtOrAfter(this.termIds, id); i < this.termIds.length && this.termIds[i] === id; i++)
-        found.push(this.termRuns[i] * 32 + bit);
+      const from = firstAtOrAfter(termIds, id);
+      let to = from;
+      while (to < termIds.length && termIds[to] === id) to++;
+      if (to > from) ranges.push(id, from, to);
+      count += to - from;
     }
-    found.sort((a, b) => a - b);
+    // run * 32 + bit number: a numeric sort puts them in text order.
+    const found = new Float64Array(count);
+    let n = 0;
+    for (let k = 0; k < ranges.length; k += 3) {
+      const bit = Math.clz32(1) - Math.clz32(bits.marks[ranges[k]]);
+      for (let i = ranges[k + 1]; i < ranges[k + 2]; i++) found[n++] = termRuns[i] * 32 + bit;
+    }
+    if (ranges.length > 3) found.sort();
     for (let i = 0; i < found.length; i++) {
       const r = Math.floor(found[i] / 32);
       const mask = 1 << (found[i] % 32);
