@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idf, lengthNormInverse, saturate } from '../src/search/bm25.js';
 import { decode, encode } from '@msgpack/msgpack';
-import { FieldIndex, phraseDocs, type SavedFieldIndex } from '../src/search/field-index.js';
+import { FieldIndex, type SavedFieldIndex } from '../src/search/field-index.js';
+import { phraseDocs } from '../src/search/phrase.js';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type ScoredDocs } from '../src/search/score.js';
 

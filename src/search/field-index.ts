@@ -210,88 +210,11 @@ export class FieldIndex {
     return out;
   }
 
-  /**
-   * Whether the term ids occur at consecutive positions in the document: one pass over its sequence,
-   * tracking which prefixes of the phrase end at the current position (a bit per phrase word).
-   */
-  hasPhrase(doc: number, phrase: readonly number[]): boolean {
-    if (!this.has(doc) || phrase.length === 0) return false;
-    const m = phrase.length;
-    if (m > 30) return this.hasLongPhrase(doc, phrase);
-    const full = 1 << (m - 1);
-    const data = this.seqData;
-    const end = this.seqStart[doc] + this.seqLength[doc];
-    const first = phrase[0];
-    let before = 0; // prefixes ending at the previous position
-    let here = 0; // prefixes ending at this position
-    for (let k = this.seqStart[doc]; k < end; k++) {
-      const tok = data[k];
-      const id = tok >>> 1;
-      // Nothing under way: only the phrase's first word changes anything.
-      if ((before | here) === 0 && id !== first) continue;
-      if ((tok & 1) === 0) {
-        before = here;
-        here = 0;
-      }
-      if (id === first) here |= 1;
-      if (before !== 0) {
-        for (let j = 1; j < m; j++) if (phrase[j] === id && (before & (1 << (j - 1))) !== 0) here |= 1 << j;
-      }
-      if ((here & full) !== 0) return true;
-    }
-    return false;
-  }
-
-  /**
-   * Which of the word pairs (term ids `firsts[i]` then `seconds[i]`, at most 30) stand at consecutive
-   * positions in the document, as a bit mask: one pass over its sequence for every pair, stopping once
-   * all are found (proximity checks a query's pairs in its best matches this way).
-   */
-  adjacentPairs(doc: number, firsts: Int32Array, seconds: Int32Array): number {
-    if (!this.has(doc)) return 0;
-    const m = firsts.length;
-    const all = m >= 31 ? -1 : (1 << m) - 1;
-    const data = this.seqData;
-    const end = this.seqStart[doc] + this.seqLength[doc];
-    let found = 0;
-    let before = 0; // pairs whose first word stands at the previous position
-    let here = 0; // ... at this position
-    for (let k = this.seqStart[doc]; k < end; k++) {
-      const tok = data[k];
-      const id = tok >>> 1;
-      if ((before | here) === 0) {
-        // Nothing under way: only a pair's first word changes anything.
-        let i = 0;
-        while (i < m && firsts[i] !== id) i++;
-        if (i === m) continue;
-      }
-      if ((tok & 1) === 0) {
-        before = here;
-        here = 0;
-      }
-      for (let i = 0; i < m; i++) {
-        if (firsts[i] === id) here |= 1 << i;
-        if (seconds[i] === id && (before & (1 << i)) !== 0) found |= 1 << i;
-      }
-      if ((found & all) === all) break;
-    }
-    return found;
-  }
-
-  /** hasPhrase for more words than bits: positions of each word, then every start checked. */
-  private hasLongPhrase(doc: number, phrase: readonly number[]): boolean {
-    const at = new Map<number, Set<number>>();
-    for (const id of phrase) at.set(id, new Set());
-    let pos = -1;
-    const end = this.seqStart[doc] + this.seqLength[doc];
-    for (let k = this.seqStart[doc]; k < end; k++) {
-      const tok = this.seqData[k];
-      if ((tok & 1) === 0) pos++;
-      at.get(tok >>> 1)?.add(pos);
-    }
-    const sets = phrase.map((id) => at.get(id)!);
-    for (const p of sets[0]) if (sets.every((s, j) => s.has(p + j))) return true;
-    return false;
+  /** The document's tokens (term id << 1, bit 0 set for a token at the same position as the one before); see phrase.ts. */
+  sequence(doc: number): Uint32Array {
+    if (!this.has(doc)) return new Uint32Array(0);
+    const start = this.seqStart[doc];
+    return this.seqData.subarray(start, start + this.seqLength[doc]);
   }
 
   // ---- Term dictionary.
@@ -613,26 +536,4 @@ function fillPostings(
   for (let id = 0; id < terms; id++)
     if (fill[id] !== postCount[id])
       throw new Error('field index: the sequences do not match the document frequencies');
-}
-
-/**
- * Documents among `candidates` in which `terms` occur at consecutive positions (a phrase), from the
- * forward index: no text is re-read.
- */
-export function phraseDocs(
-  field: FieldIndex,
-  terms: readonly string[],
-  candidates: Iterable<number>,
-): Set<number> {
-  const found = new Set<number>();
-  const ids = terms.map((t) => field.termId(t));
-  if (ids.length === 0 || ids.some((id) => id < 0)) return found;
-  const distinct = [...new Set(ids)];
-  for (const d of candidates) {
-    // A candidate may have the words in different fields: binary searches in this field's postings
-    // rule those out before its sequence is scanned.
-    if (field.has(d) && distinct.every((id) => field.hasTermIn(d, id)) && field.hasPhrase(d, ids))
-      found.add(d);
-  }
-  return found;
 }

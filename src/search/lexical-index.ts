@@ -10,7 +10,7 @@ import {
 } from './orama-components.js';
 import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
-import { phraseDocs } from './field-index.js';
+import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
 import { IdRouter } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
@@ -308,55 +308,6 @@ export class LexicalIndex {
     );
   }
 
-  /**
-   * Multiplies the scores of the best matches by 1 + proximity × (the query's adjacent word pairs that
-   * stand next to each other in the title or the body / its adjacent pairs), from the forward index.
-   */
-  private rewardProximity(query: string, docs: number[], scores: number[], shown: number): void {
-    const sequence = this.analyzer.sequence(query);
-    const pairs: [string, string][] = [];
-    for (let i = 1; i < sequence.length; i++)
-      if (sequence[i] !== sequence[i - 1]) pairs.push([sequence[i - 1], sequence[i]]);
-    if (pairs.length === 0) return;
-    const candidates = topKIndices(scores, docs, Math.min(docs.length, PROXIMITY_CANDIDATES));
-    // A candidate that cannot reach the `shown` best even with the full bonus keeps its score unchecked:
-    // the answer is the same, and most queries scan a third of the bodies.
-    const floor =
-      shown < candidates.length
-        ? (scores[candidates[shown - 1]] / (1 + this.settings.proximity)) * (1 - 1e-12)
-        : -1;
-    const top = candidates.filter((at) => scores[at] >= floor);
-    const { fields, fieldNames } = this.store.bm25f;
-    // Per candidate, the pairs found adjacent (a bit per pair, 30 pairs at a time).
-    const adjacent = new Uint8Array(top.length * pairs.length);
-    for (let f = 0; f < fields.length; f++) {
-      if (fieldNames[f] !== 'title' && fieldNames[f] !== 'body') continue;
-      const field = fields[f];
-      const ids = pairs
-        .map(([a, b], i) => ({ i, a: field.termId(a), b: field.termId(b) }))
-        .filter((p) => p.a >= 0 && p.b >= 0);
-      for (let from = 0; from < ids.length; from += 30) {
-        const chunk = ids.slice(from, from + 30);
-        const firsts = Int32Array.from(chunk, (p) => p.a);
-        const seconds = Int32Array.from(chunk, (p) => p.b);
-        top.forEach((at, j) => {
-          const d = docs[at];
-          // Scanned only when it holds both words of a pair (binary searches in the postings).
-          if (!chunk.some((p) => field.hasTermIn(d, p.a) && field.hasTermIn(d, p.b))) return;
-          const found = field.adjacentPairs(d, firsts, seconds);
-          chunk.forEach((p, k) => {
-            if (found & (1 << k)) adjacent[j * pairs.length + p.i] = 1;
-          });
-        });
-      }
-    }
-    top.forEach((at, j) => {
-      let n = 0;
-      for (let i = 0; i < pairs.length; i++) n += adjacent[j * pairs.length + i];
-      if (n) scores[at] *= 1 + (this.settings.proximity * n) / pairs.length;
-    });
-  }
-
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
   private readonly partialFields = fieldBits(['tags', 'author']);
 
@@ -518,7 +469,20 @@ export class LexicalIndex {
       scores = Array.from(scored.scores);
       masks = Array.from(scored.fieldMasks);
       total = scored.total;
-      if (proximity) this.rewardProximity(query, docs, scores, req.groupBy ? Infinity : offset + limit);
+      if (proximity) {
+        const { fields, fieldNames } = this.store.bm25f;
+        rewardProximity(
+          fields.filter((_, f) => fieldNames[f] === 'title' || fieldNames[f] === 'body'),
+          this.analyzer.sequence(query),
+          docs,
+          scores,
+          {
+            weight: this.settings.proximity,
+            candidates: PROXIMITY_CANDIDATES,
+            shown: req.groupBy ? Infinity : offset + limit,
+          },
+        );
+      }
     }
 
     const updated = sortRecent ? docs.map((d) => this.updatedMs(d)) : undefined;
