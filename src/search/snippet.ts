@@ -11,6 +11,9 @@ export type { Snippet };
 
 export const SNIPPET_CHARS = 120;
 
+/** Word occurrences of a prepared text sorted by a single numeric key (a longer text sorts with a comparator). */
+const OCCURRENCES = 2 ** 21;
+
 /** Markdown to one line of plain text: formatting, links and code fences removed, whitespace collapsed. */
 export function toPlainText(markdown: string): string {
   const text = removeMarkdown(markdown.replace(/^\s*(```|~~~).*$/gm, ''), { gfm: true, useImgAltText: true });
@@ -101,15 +104,28 @@ export class SnippetText {
         occurrenceRuns[t++] = r;
       }
     });
-    const order = new Uint32Array(total).map((_, i) => i);
-    order.sort((a, b) => occurrenceIds[a] - occurrenceIds[b] || a - b);
-    return new SnippetText(
-      text,
-      starts,
-      ends,
-      order.map((i) => occurrenceIds[i]),
-      order.map((i) => occurrenceRuns[i]),
-    );
+    if (total >= OCCURRENCES) {
+      const order = new Uint32Array(total).map((_, i) => i);
+      order.sort((a, b) => occurrenceIds[a] - occurrenceIds[b] || a - b);
+      const runsOf = order.map((i) => occurrenceRuns[i]);
+      return new SnippetText(
+        text,
+        starts,
+        ends,
+        order.map((i) => occurrenceIds[i]),
+        runsOf,
+      );
+    }
+    // (term id, occurrence) as one number, so a numeric sort orders them by term, then text order.
+    const keys = new Float64Array(total);
+    for (let i = 0; i < total; i++) keys[i] = occurrenceIds[i] * OCCURRENCES + i;
+    keys.sort();
+    for (let i = 0; i < total; i++) {
+      const at = keys[i] % OCCURRENCES;
+      occurrenceIds[i] = (keys[i] - at) / OCCURRENCES;
+      keys[i] = occurrenceRuns[at];
+    }
+    return new SnippetText(text, starts, ends, occurrenceIds, Uint32Array.from(keys));
   }
 
   /** Bytes of the prepared arrays (the text is shared with the document). */

@@ -38,7 +38,7 @@ export interface WordRun {
   start: number;
   end: number;
   /** Normalized terms the run indexes as (parts, and the joined compound / the whole id). */
-  terms: string[];
+  terms: readonly string[];
   /** Word positions the run takes in a query-side sequence (its parts; 1 for an id). */
   span: number;
 }
@@ -226,30 +226,34 @@ export class TextAnalyzer {
    */
   runs(text: string, language?: Language): WordRun[] {
     const out: WordRun[] = [];
-    for (const m of text.matchAll(RUN)) {
-      const start = m.index ?? 0;
+    this.eachRun(text, language, (start, end, terms, span) => out.push({ start, end, terms, span }));
+    return out;
+  }
+
+  /** `runs` as calls, without an object per run (indexing reads every word of every document). */
+  private eachRun(
+    text: string,
+    language: Language | undefined,
+    visit: (start: number, end: number, terms: readonly string[], span: number) => void,
+  ): void {
+    RUN.lastIndex = 0;
+    for (let m = RUN.exec(text); m !== null; m = RUN.exec(text)) {
+      const start = m.index;
       if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3])) {
           if (!s.isWordLike) continue;
           const t = this.normalizeWord(s.segment, language);
-          if (t)
-            out.push({
-              start: start + s.index,
-              end: start + s.index + s.segment.length,
-              terms: [t],
-              span: 1,
-            });
+          if (t) visit(start + s.index, start + s.index + s.segment.length, [t], 1);
         }
         continue;
       }
       const end = start + m[0].length;
-      const { terms, span } =
-        m[1] !== undefined
-          ? { terms: this.idTerms(m[1], m[2], false, language), span: 1 }
-          : this.cachedCompoundTerms(m[0], language);
-      if (terms.length > 0) out.push({ start, end, terms, span });
+      if (m[1] !== undefined) visit(start, end, this.idTerms(m[1], m[2], false, language), 1);
+      else {
+        const { terms, span } = this.cachedCompoundTerms(m[0], language);
+        if (terms.length > 0) visit(start, end, terms, span);
+      }
     }
-    return out;
   }
 
   private idTerms(prefix: string, numbers: string, forQuery: boolean, language?: Language): string[] {
@@ -303,20 +307,22 @@ export class TextAnalyzer {
     const terms: string[] = [];
     const positions: number[] = [];
     let pos = 0;
-    for (const run of this.runs(text, language)) {
-      run.terms.forEach((t, i) => {
-        terms.push(t);
-        positions.push(pos + (i < run.span ? i : 0));
-      });
-      pos += Math.max(1, run.span);
-    }
+    this.eachRun(text, language, (_start, _end, runTerms, span) => {
+      for (let i = 0; i < runTerms.length; i++) {
+        terms.push(runTerms[i]);
+        positions.push(pos + (i < span ? i : 0));
+      }
+      pos += Math.max(1, span);
+    });
     return { terms, positions };
   }
 
   /** Terms to index for a field, in order, duplicates kept (term frequency matters). */
   indexTerms(text: string, language?: Language): string[] {
     const terms: string[] = [];
-    for (const run of this.runs(text, language)) for (const t of run.terms) terms.push(t);
+    this.eachRun(text, language, (_start, _end, runTerms) => {
+      for (const t of runTerms) terms.push(t);
+    });
     return terms;
   }
 
