@@ -130,8 +130,8 @@ describe('grouping is linear', () => {
         ? join(big, 'tasks', `TASK-${String(i).padStart(5, '0')}-n.md`)
         : join(big, 'resources', `note-${i}.md`);
       const text = task
-        ? `---\nid: TASK-${String(i).padStart(5, '0')}\ntitle: Task ${i}\nstatus: open\n---\ncommonword ${i}\n`
-        : `# Note ${i}\ncommonword and more ${i}\n`;
+        ? `---\nid: TASK-${String(i).padStart(5, '0')}\ntitle: Task ${i}\nstatus: open\n---\ncommonword ${i}${i % 10 === 0 ? ' tenthword' : ''}\n`
+        : `# Note ${i}\ncommonword and more ${i}${i % 10 === 0 ? ' tenthword' : ''}\n`;
       writes.push(writeFile(name, text));
       if (writes.length >= 500) await Promise.all(writes.splice(0));
     }
@@ -143,30 +143,29 @@ describe('grouping is linear', () => {
     await rm(big, { recursive: true, force: true });
   });
 
-  it('group_by on 20,000 matches costs at most 2x the same search without it', async () => {
+  it('group_by grows linearly: 20,000 matches cost at most 20x 2,000 matches', async () => {
     // CPU time of this process (vitest runs each file in its own): other tests running meanwhile on a
-    // shared machine do not count, as they do in wall time.
-    const time = async (group: boolean) => {
+    // shared machine do not count, as they do in wall time. Linear is about 10x; quadratic would be 100x.
+    const time = async (query: string, total: number) => {
       const t = process.cpuUsage();
-      const res = await bigService.searchUnified('commonword', group ? { group_by: 'type' } : {});
+      const res = await bigService.searchUnified(query, { group_by: 'type' });
       const used = process.cpuUsage(t);
-      const ms = (used.user + used.system) / 1000;
-      expect(res.total).toBe(20_000);
-      if (group)
+      expect(res.total).toBe(total);
+      if (total === 20_000)
         expect(res.groups?.map((g) => [g.key, g.count])).toEqual([
           ['task', 6667],
           ['resource', 13_333],
         ]);
-      return ms;
+      return (used.user + used.system) / 1000;
     };
-    for (let i = 0; i < 3; i++) await Promise.all([time(false), time(true)]);
-    const plain: number[] = [];
-    const grouped: number[] = [];
+    for (let i = 0; i < 3; i++) await Promise.all([time('commonword', 20_000), time('tenthword', 2000)]);
+    const all: number[] = [];
+    const tenth: number[] = [];
     for (let i = 0; i < 15; i++) {
-      plain.push(await time(false));
-      grouped.push(await time(true));
+      all.push(await time('commonword', 20_000));
+      tenth.push(await time('tenthword', 2000));
     }
     // The fastest of interleaved runs is each one's own cost; a median still moves with a busy machine.
-    expect(Math.min(...grouped)).toBeLessThanOrEqual(2 * Math.min(...plain));
+    expect(Math.min(...all)).toBeLessThanOrEqual(20 * Math.min(...tenth));
   });
 });
