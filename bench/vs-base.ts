@@ -5,10 +5,12 @@
  * - SciFact index build (5,183 abstracts): a fresh process builds once (cold: modules and the language
  *   detector load during the build) and then again (warm);
  * - lexical `searchUnified` on the Backlog.md folder (snippets included, no embeddings): p50/p95 of 300
- *   queries of 2-4 title words (seeded, as bench/unified.ts), 3 passes.
+ *   queries of 2-4 title words (seeded, as bench/unified.ts), one untimed pass then 3 timed, once the background work that
+ *   follows an open (the languages settled, the bodies prepared for snippets) is done: a server's
+ *   steady state. How long that background work takes after the open is reported as `warm_ms`.
  *
  *   git worktree add --detach ../wt-base main && (cd ../wt-base && npm ci)
- *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5]
+ *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5] [--this-search '{"proximity":0}']
  *
  * Prints one JSON object: medians per side and the ratios this / base.
  */
@@ -25,6 +27,9 @@ const { values: args } = parseArgs({
     base: { type: 'string' },
     rounds: { type: 'string', default: '5' },
     child: { type: 'string' },
+    part: { type: 'string' },
+    // Search settings for this checkout's queries (JSON), e.g. '{"proximity":0}' to see a ranking feature's share.
+    'this-search': { type: 'string' },
   },
 });
 
@@ -36,6 +41,8 @@ interface ChildResult {
   warm_cpu_ms: number;
   p50_ms: number;
   p95_ms: number;
+  /** From the end of `openBacklog` until the languages settled and the snippet bodies are prepared. */
+  warm_ms: number;
 }
 
 /** A seeded generator (mulberry32), the one bench/unified.ts uses. */
@@ -49,8 +56,14 @@ function rng(seed: number): () => number {
   };
 }
 
-/** One measurement in this process, with the code of the checkout at `root`. */
-async function child(root: string): Promise<ChildResult> {
+type BuildResult = Pick<ChildResult, 'cold_build_ms' | 'warm_build_ms' | 'cold_cpu_ms' | 'warm_cpu_ms'>;
+type QueryResult = Pick<ChildResult, 'p50_ms' | 'p95_ms' | 'warm_ms'>;
+
+/**
+ * The builds, in a process of their own (the queries get a fresh one: what the JIT learns from one
+ * workload is not carried into the other), with the code of the checkout at `root`.
+ */
+async function buildChild(root: string): Promise<BuildResult> {
   const { loadBeir } = await import(join(ROOT, 'src/eval/beir.ts'));
   const scifact = await loadBeir(join(EVAL_DIR, 'scifact'), 'train');
   const docs = scifact.docs.map((d: { id: string; title: string; text: string }) => ({
@@ -67,17 +80,36 @@ async function child(root: string): Promise<ChildResult> {
     await service.languagesSettled?.();
     const wall = performance.now() - t;
     const used = process.cpuUsage(cpu);
+    // Its bodies are prepared for snippets in the background: done before anything else is timed.
+    await service.snippetsReady?.();
     return { wall, cpu: (used.user + used.system) / 1000 };
   };
   const cold = await build();
   const warm = await build();
+  return {
+    cold_build_ms: cold.wall,
+    warm_build_ms: warm.wall,
+    cold_cpu_ms: cold.cpu,
+    warm_cpu_ms: warm.cpu,
+  };
+}
 
+/** The Backlog.md queries, in a process of their own, after one untimed pass over them. */
+async function queryChild(root: string): Promise<QueryResult> {
   const { openBacklog, closeBacklog } = await import(join(root, 'src/service/open-backlog.ts'));
   const service = await openBacklog({
     dir: join(EVAL_DIR, 'backlog-md'),
     cacheDir: false,
     embeddings: 'none',
+    ...(root === ROOT && args['this-search'] ? { search: JSON.parse(args['this-search']) } : {}),
   });
+  const opened = performance.now();
+  const index = (
+    service as { index?: { languagesSettled?(): Promise<void>; snippetsReady?(): Promise<void> } }
+  ).index;
+  await index?.languagesSettled?.();
+  await index?.snippetsReady?.();
+  const warmMs = performance.now() - opened;
   const items = (service.ids() as string[]).map((id) => service.get(id) as { title: string });
   const rand = rng(11);
   const queries: string[] = [];
@@ -90,7 +122,7 @@ async function child(root: string): Promise<ChildResult> {
     const at = Math.floor(rand() * (words.length - len + 1));
     queries.push(words.slice(at, at + len).join(' '));
   }
-  for (const q of queries.slice(0, 50)) await service.searchUnified(q, { limit: 20 });
+  for (const q of queries) await service.searchUnified(q, { limit: 20 });
   const times: number[] = [];
   for (let pass = 0; pass < 3; pass++)
     for (const q of queries) {
@@ -100,27 +132,30 @@ async function child(root: string): Promise<ChildResult> {
     }
   await closeBacklog(service);
   return {
-    cold_build_ms: cold.wall,
-    warm_build_ms: warm.wall,
-    cold_cpu_ms: cold.cpu,
-    warm_cpu_ms: warm.cpu,
     p50_ms: percentile(times, 50),
     p95_ms: percentile(times, 95),
+    warm_ms: warmMs,
   };
 }
 
 function runChild(root: string): ChildResult {
-  const out = execFileSync(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 1 << 24,
-    },
-  );
-  return JSON.parse(out.trim().split('\n').pop()!) as ChildResult;
+  const run = (part: 'build' | 'query') => {
+    const out = execFileSync(
+      process.execPath,
+      [
+        ...['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root, '--part', part],
+        ...(args['this-search'] ? ['--this-search', args['this-search']] : []),
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 1 << 24,
+      },
+    );
+    return JSON.parse(out.trim().split('\n').pop()!) as object;
+  };
+  return { ...run('build'), ...run('query') } as ChildResult;
 }
 
 /** The middle value (the mean of the two middle ones for an even count). */
@@ -132,7 +167,9 @@ const median = (xs: number[]) => {
 
 async function main(): Promise<void> {
   if (args.child) {
-    process.stdout.write(`${JSON.stringify(await child(resolve(args.child)))}\n`);
+    const root = resolve(args.child);
+    const result = args.part === 'query' ? await queryChild(root) : await buildChild(root);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
   if (!args.base) throw new Error('--base <checkout of the code to compare against> is required');
@@ -153,6 +190,7 @@ async function main(): Promise<void> {
     warm_cpu_ms: Number(median(rs.map((r) => r.warm_cpu_ms)).toFixed(1)),
     p50_ms: Number(median(rs.map((r) => r.p50_ms)).toFixed(3)),
     p95_ms: Number(median(rs.map((r) => r.p95_ms)).toFixed(3)),
+    warm_ms: Number(median(rs.map((r) => r.warm_ms)).toFixed(0)),
   });
   const a = summary(sides.base);
   const b = summary(sides.this);
@@ -168,6 +206,7 @@ async function main(): Promise<void> {
       scifact_warm_build_cpu: ratio('warm_cpu_ms'),
       backlog_md_p50: ratio('p50_ms'),
       backlog_md_p95: ratio('p95_ms'),
+      backlog_md_warm: ratio('warm_ms'),
     },
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

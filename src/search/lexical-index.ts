@@ -480,6 +480,7 @@ export class LexicalIndex {
             weight: this.settings.proximity,
             candidates: PROXIMITY_CANDIDATES,
             shown: req.groupBy ? Infinity : offset + limit,
+            sorted: keep !== undefined,
           },
         );
       }

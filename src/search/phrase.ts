@@ -110,6 +110,8 @@ export interface ProximityOptions {
   candidates: number;
   /** How many of the best the caller shows (offset + limit); Infinity when it shows more (groups). */
   shown: number;
+  /** `docs` are already best first. */
+  sorted?: boolean;
 }
 
 /**
@@ -118,6 +120,7 @@ export interface ProximityOptions {
  * adjacent pairs). `sequence` is the query's terms in order.
  */
 export function rewardProximity(
+  /** Where adjacency counts, shortest first (title, then body): a pair found in one is not sought in the next. */
   fields: FieldIndex[],
   sequence: readonly string[],
   docs: number[],
@@ -128,7 +131,8 @@ export function rewardProximity(
   for (let i = 1; i < sequence.length; i++)
     if (sequence[i] !== sequence[i - 1]) pairs.push([sequence[i - 1], sequence[i]]);
   if (pairs.length === 0) return;
-  const candidates = topKIndices(scores, docs, Math.min(docs.length, opts.candidates));
+  const n = Math.min(docs.length, opts.candidates);
+  const candidates = opts.sorted ? Array.from({ length: n }, (_, i) => i) : topKIndices(scores, docs, n);
   // A candidate that cannot reach the shown page even with the full bonus keeps its score unchecked:
   // the answer is the same, and most queries scan a third of the bodies.
   const floor =
@@ -148,11 +152,17 @@ export function rewardProximity(
       const seconds = Int32Array.from(chunk, (p) => p.b);
       top.forEach((at, j) => {
         const d = docs[at];
-        // Scanned only when it holds both words of a pair (binary searches in the postings).
-        if (!field.has(d) || !chunk.some((p) => field.hasTermIn(d, p.a) && field.hasTermIn(d, p.b))) return;
+        const row = j * pairs.length;
+        // Scanned only when a pair not found in an earlier field (the title) has both its words here
+        // (binary searches in the postings).
+        if (
+          !field.has(d) ||
+          !chunk.some((p) => adjacent[row + p.i] === 0 && field.hasTermIn(d, p.a) && field.hasTermIn(d, p.b))
+        )
+          return;
         const found = adjacentPairs(field.sequence(d), firsts, seconds);
         chunk.forEach((p, k) => {
-          if (found & (1 << k)) adjacent[j * pairs.length + p.i] = 1;
+          if (found & (1 << k)) adjacent[row + p.i] = 1;
         });
       });
     }

@@ -34,7 +34,7 @@ export interface ScoreOptions {
   titleCoverage?: number;
   /** Index of the title among `fields` (-1: none). */
   titleField?: number;
-  /** Return only the best `keep` matches (best score, then lowest id), unsorted; `total` still counts all. */
+  /** Return only the best `keep` matches, best first (score, then lowest id); `total` still counts all. */
   keep?: number;
 }
 
@@ -206,8 +206,8 @@ export function scoreBm25f(
     titleGroup[d] = 0;
   }
   const picked =
-    opts.keep !== undefined && opts.keep < n
-      ? Int32Array.from(topKIndices(scores.subarray(0, n), touchedAll.subarray(0, n), opts.keep))
+    opts.keep !== undefined
+      ? Int32Array.from(topKIndices(scores.subarray(0, n), touchedAll.subarray(0, n), Math.min(opts.keep, n)))
       : undefined;
   const size = picked ? picked.length : n;
   const out: ScoredDocs = {
