@@ -465,9 +465,10 @@ export class LexicalIndex {
           ? undefined
           : Math.max(offset + limit, proximity ? PROXIMITY_CANDIDATES : 0);
       const scored = this.score(groups, req.conjunctive ?? false, filter, keep);
-      docs = Array.from(scored.docs);
-      scores = Array.from(scored.scores);
-      masks = Array.from(scored.fieldMasks);
+      const plain = (a: number[] | ArrayLike<number>) => (Array.isArray(a) ? a : Array.from(a));
+      docs = plain(scored.docs);
+      scores = plain(scored.scores);
+      masks = plain(scored.fieldMasks);
       total = scored.total;
       if (proximity) {
         const { fields, fieldNames } = this.store.bm25f;

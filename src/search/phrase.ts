@@ -56,7 +56,11 @@ function hasLongPhrase(seq: Uint32Array, phrase: readonly number[]): boolean {
  * Which of the word pairs (term ids `firsts[i]` then `seconds[i]`, at most 30) stand at consecutive
  * positions in the sequence, as a bit mask: one pass for every pair, stopping once all are found.
  */
-export function adjacentPairs(seq: Uint32Array, firsts: Int32Array, seconds: Int32Array): number {
+export function adjacentPairs(
+  seq: Uint32Array,
+  firsts: readonly number[],
+  seconds: readonly number[],
+): number {
   const m = firsts.length;
   const all = m >= 31 ? -1 : (1 << m) - 1;
   let found = 0;
@@ -141,15 +145,15 @@ export function rewardProximity(
       : -1;
   const top = candidates.filter((at) => scores[at] >= floor);
   // Per candidate, the pairs found adjacent (a bit per pair, 30 pairs at a time).
-  const adjacent = new Uint8Array(top.length * pairs.length);
+  const adjacent = new Array<number>(top.length * pairs.length).fill(0);
   for (const field of fields) {
     const ids = pairs
       .map(([a, b], i) => ({ i, a: field.termId(a), b: field.termId(b) }))
       .filter((p) => p.a >= 0 && p.b >= 0);
     for (let from = 0; from < ids.length; from += 30) {
       const chunk = ids.slice(from, from + 30);
-      const firsts = Int32Array.from(chunk, (p) => p.a);
-      const seconds = Int32Array.from(chunk, (p) => p.b);
+      const firsts = chunk.map((p) => p.a);
+      const seconds = chunk.map((p) => p.b);
       top.forEach((at, j) => {
         const d = docs[at];
         const row = j * pairs.length;

@@ -153,13 +153,13 @@ export class SnippetText {
       count += to - from;
     }
     // run * 32 + bit number: a numeric sort puts them in text order.
-    const found = new Float64Array(count);
+    const found = new Array<number>(count);
     let n = 0;
     for (let k = 0; k < ranges.length; k += 3) {
       const bit = Math.clz32(1) - Math.clz32(bits.marks[ranges[k]]);
       for (let i = ranges[k + 1]; i < ranges[k + 2]; i++) found[n++] = termRuns[i] * 32 + bit;
     }
-    if (ranges.length > 3) found.sort();
+    if (ranges.length > 3) found.sort((a, b) => a - b);
     for (let i = 0; i < found.length; i++) {
       const r = Math.floor(found[i] / 32);
       const mask = 1 << (found[i] % 32);

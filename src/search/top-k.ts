@@ -42,14 +42,25 @@ export class TopK<T> {
   }
 }
 
+/** The heap of topKIndices, reused: a typed array costs microseconds to allocate, a query calls it twice. */
+let heapScratch = new Int32Array(256);
+
 /**
  * Indices of the `k` best scores, best first (ties: the lower internal id first, as the full sort
  * orders them): a bounded min-heap in typed arrays, O(n log k), and a match that cannot beat the
  * heap's worst is dismissed with one comparison.
  */
-export function topKIndices(scores: ArrayLike<number>, docs: ArrayLike<number>, k: number): number[] {
+export function topKIndices(
+  scores: ArrayLike<number>,
+  docs: ArrayLike<number>,
+  k: number,
+  /** Only the first `length` entries count. */
+  length = scores.length,
+): number[] {
   if (k <= 0) return [];
-  const heap = new Int32Array(Math.min(k, scores.length));
+  if (heapScratch.length < Math.min(k, length)) heapScratch = new Int32Array(Math.min(k, length) * 2);
+  const heap = heapScratch;
+  const capacity = Math.min(k, length);
   let size = 0;
   // `a` ranks below `b`.
   const worse = (a: number, b: number) =>
@@ -67,8 +78,8 @@ export function topKIndices(scores: ArrayLike<number>, docs: ArrayLike<number>, 
     }
     heap[j] = item;
   };
-  for (let i = 0; i < scores.length; i++) {
-    if (size < heap.length) {
+  for (let i = 0; i < length; i++) {
+    if (size < capacity) {
       let c = size++;
       while (c > 0) {
         const p = (c - 1) >> 1;

@@ -1,0 +1,86 @@
+/**
+ * Every answer of one checkout, written to a file, so two checkouts can be compared byte for byte (a
+ * change meant to be faster must not change an answer): 1,500 queries of 2-6 words drawn from the
+ * Backlog.md folder's titles and bodies (seeded), each asked four ways (page 1, page 3 of 10,
+ * `conjunctive`, `group_by`), lexical, with scores; ids, final scores, snippets and totals are kept.
+ *
+ *   npx tsx bench/answers.ts --checkout ../wt-before --out /tmp/before.json
+ *   npx tsx bench/answers.ts --out /tmp/after.json && cmp /tmp/before.json /tmp/after.json
+ */
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    checkout: { type: 'string', default: ROOT },
+    out: { type: 'string' },
+    dir: {
+      type: 'string',
+      default: join(
+        resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
+        'backlog-md',
+      ),
+    },
+  },
+});
+if (!args.out) throw new Error('--out <file> is required');
+
+/** A seeded generator (mulberry32), so every checkout is asked the same queries. */
+function rng(seed: number): () => number {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const { openBacklog, closeBacklog } = await import(
+  join(resolve(args.checkout), 'src/service/open-backlog.ts')
+);
+const service = await openBacklog({ dir: args.dir, cacheDir: false, embeddings: 'none' });
+const items = (service.ids() as string[]).map((id) => service.get(id) as { title: string; body?: string });
+const rand = rng(5);
+const queries: string[] = [];
+while (queries.length < 1500) {
+  const item = items[Math.floor(rand() * items.length)];
+  const source = rand() < 0.5 ? item.title : (item.body ?? item.title);
+  const words = String(source)
+    .split(/\s+/)
+    .filter((w) => w.length > 1);
+  if (words.length < 2) continue;
+  const len = Math.min(words.length, 2 + Math.floor(rand() * 5));
+  const at = Math.floor(rand() * (words.length - len + 1));
+  queries.push(words.slice(at, at + len).join(' '));
+}
+const ways = [
+  { limit: 20 },
+  { limit: 10, offset: 30 },
+  { limit: 5, conjunctive: true },
+  { limit: 20, group_by: 'type' },
+];
+const out: unknown[] = [];
+for (const q of queries)
+  for (const way of ways) {
+    try {
+      const r = await service.searchUnified(q, { ...way, include_scores: true });
+      out.push([
+        q,
+        r.total,
+        r.results.map((x: { id: string; score?: number; scores?: { final: number }; snippet: unknown }) => [
+          x.id,
+          x.scores?.final ?? x.score,
+          x.snippet,
+        ]),
+      ]);
+    } catch (e) {
+      out.push([q, String((e as { code?: string }).code)]);
+    }
+  }
+writeFileSync(args.out, JSON.stringify(out));
+await closeBacklog(service);
+process.stderr.write(`answers: ${out.length} written to ${args.out}\n`);
