@@ -115,6 +115,16 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
     for (const c of cleanups) await c();
   });
 
+  it("hints at an id as this backlog writes them (BACK-…), not the native format's", async () => {
+    await page.goto(`${url}/?view=board&types=task`);
+    await page.waitForSelector('.board .card');
+    await page.keyboard.press('Control+k');
+    const hint = page.locator('.spotlight .muted', { hasText: 'Type to search' });
+    await hint.waitFor();
+    expect(await hint.textContent()).toMatch(/an id such as BACK-\d/);
+    await page.keyboard.press('Escape');
+  });
+
   it("shows the board's columns from config.yml, in its order", async () => {
     await page.goto(`${url}/?view=board&types=task`);
     await page.waitForSelector('.board .card');

@@ -366,7 +366,17 @@ export function App() {
           {selected && <DetailPanel refId={selected} version={version} byId={byId} resolve={resolve} />}
         </main>
       </div>
-      {spotlightOpen && <Spotlight state={state} version={version} onClose={closeSpotlight} />}
+      {spotlightOpen && (
+        <Spotlight
+          state={state}
+          version={version}
+          onClose={closeSpotlight}
+          exampleId={
+            (all ?? []).find((i) => isTaskLike(i.type))?.id ??
+            (info ? `${info.format.task_prefix}-1` : undefined)
+          }
+        />
+      )}
     </>
   );
 }

@@ -79,10 +79,13 @@ export function Spotlight({
   state,
   version,
   onClose,
+  exampleId = 'TASK-0001',
 }: {
   state: UrlState;
   version: number;
   onClose: () => void;
+  /** An id as this backlog writes them (`BACK-1` in a Backlog.md folder), for the hints. */
+  exampleId?: string;
 }) {
   const [value, setValue] = useState(state.q ?? '');
   const [response, setResponse] = useState<Search | null>(null);
@@ -263,7 +266,7 @@ export function Spotlight({
           !suggestions.length && (
             <p class="muted">
               None of these words appear in any title, description, tag or document. Check the spelling, use
-              fewer words, or search an id such as TASK-0001.
+              fewer words, or search an id such as {exampleId}.
             </p>
           )
         )}
@@ -370,7 +373,7 @@ export function Spotlight({
                 </>
               ) : (
                 <span class="muted">
-                  Type to search titles, descriptions, tags and documents — or an id such as TASK-0001.
+                  Type to search titles, descriptions, tags and documents — or an id such as {exampleId}.
                 </span>
               )}
             </div>
