@@ -164,7 +164,7 @@ describe('access control', () => {
 describe('MCP sessions over HTTP', () => {
   it('a 1 MB path glob (found by npm run stress) is a coded error, not a SyntaxError', async () => {
     await expect(service.searchUnified('login', { path: 'a'.repeat(1 << 20) })).rejects.toMatchObject({
-      code: 'INVALID_FILTER',
+      code: 'INPUT_TOO_LARGE',
       details: { field: 'path' },
     });
   });
