@@ -17,7 +17,14 @@ import { DEMO_DIR, ROOT } from './helpers.js';
 /** Flags of other programs that the docs quote, by owner. */
 const OTHER_PROGRAMS: Record<string, string[]> = {
   npm: ['--prefix', '--no-audit', '--no-fund', '--dry-run', '--silent', '--global', '--no-save'],
-  node: ['--expose-gc', '--max-old-space-size', '--max-semi-space-size', '--import', '--trace-gc', '--cpu-prof'],
+  node: [
+    '--expose-gc',
+    '--max-old-space-size',
+    '--max-semi-space-size',
+    '--import',
+    '--trace-gc',
+    '--cpu-prof',
+  ],
   prettier: ['--check'],
   'claude mcp add': ['--transport', '--scope', '--header'],
   'backlog (Backlog.md CLI)': ['--draft'],
