@@ -5,9 +5,11 @@
  */
 import fc from 'fast-check';
 
-function build() {
-  const MB_STRING = 'a '.repeat(512 * 1024);
+/** The 1 MB query of the fuzz: one string, sent between threads as MB_MARK and put back by `revive`. */
+export const MB_STRING = 'a '.repeat(512 * 1024);
+const MB_MARK = '\u0000fuzz:1MB\u0000';
 
+function build() {
   const OPERATORS = [
     '"',
     "'",
@@ -167,3 +169,25 @@ export function sampleCases(first: number, count: number): [unknown, unknown][] 
   const { query, options } = fuzzArbitraries();
   return fc.sample(fc.tuple(query, options), { numRuns: count, seed: 14_000 + first });
 }
+
+/** `value` with the 1 MB string swapped for `to` (a worker's cases would otherwise arrive as 1 MB copies). */
+function swap(value: unknown, from: string, to: string, depth = 0): unknown {
+  if (value === from) return to;
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => swap(v, from, to, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    Object.defineProperty(out, k, {
+      value: swap(v, from, to, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return out;
+}
+
+/** For sending: the 1 MB string as a short mark. */
+export const pack = (cases: [unknown, unknown][]) => cases.map((c) => swap(c, MB_STRING, MB_MARK));
+/** On arrival: the mark back as the 1 MB string (one string, shared by every case that has it). */
+export const revive = (cases: unknown[]) =>
+  cases.map((c) => swap(c, MB_MARK, MB_STRING) as [unknown, unknown]);

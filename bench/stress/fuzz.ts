@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { fuzzArbitraries } from './fuzz-cases.js';
+import { fuzzArbitraries, revive } from './fuzz-cases.js';
 import { Agent, request } from 'node:http';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,10 +48,12 @@ export async function fuzzLibrary(total: number): Promise<{
   // The cases come from a worker thread, a batch at a time and never while a call is timed: the
   // generators' 80 MB stay out of this heap, whose garbage collection the timings include.
   const sampler = startSampler();
+  let failed: unknown;
+  sampler.on('error', (err) => (failed = err));
   const sample = (first: number, count: number) =>
     new Promise<[unknown, unknown][]>((resolve, reject) => {
-      sampler.once('message', resolve);
-      sampler.once('error', reject);
+      if (failed) return reject(failed);
+      sampler.once('message', (cases: unknown[]) => resolve(revive(cases)));
       sampler.postMessage({ first, count });
     });
   for (let done = 0; done < total; done += batch) {
