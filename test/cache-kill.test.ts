@@ -71,7 +71,11 @@ describe('a kill during a cache write', () => {
     );
     expect(await indexKilledMidWrite()).toBe(true);
     const service = await openBacklog({ dir, embeddings: 'none' });
-    expect(service.cacheStatus()).toMatchObject({ used: true, changed: 1 });
+    // The signal usually lands while the temporary file is written: the previous cache is used and the
+    // changed file read again (changed: 1). On a busy machine the rename can beat it: then the new cache
+    // is whole and nothing is left to read again (changed: 0). Either way the answers below hold.
+    expect(service.cacheStatus()).toMatchObject({ used: true });
+    expect([0, 1]).toContain(service.cacheStatus().changed);
     expect(service.diagnostics().items).toBe(ITEMS);
     expect((await service.searchUnified('platypus')).results.map((r) => r.id)).toEqual(['TASK-0007']);
     // The old text is gone: its phrase matches nothing any more.
