@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { rng } from './scale-corpus.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -27,17 +28,6 @@ const { values: args } = parseArgs({
   },
 });
 if (!args.out) throw new Error('--out <file> is required');
-
-/** A seeded generator (mulberry32), so every checkout is asked the same queries. */
-function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const { openBacklog, closeBacklog } = await import(
   join(resolve(args.checkout), 'src/service/open-backlog.ts')

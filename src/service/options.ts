@@ -3,6 +3,7 @@ import { BacklogError } from '../errors.js';
 import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
 import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
+import { swapDistance } from '../search/suggest.js';
 
 /** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
 export const MAX_FILTER_VALUE_CHARS = 1000;
@@ -130,25 +131,10 @@ export function closestOption(name: string, known: string[]): string | undefined
   let best: string | undefined;
   let bestDistance = lower.length <= 4 ? 2 : 3;
   for (const k of known) {
-    const d = editDistance(lower, k);
+    const d = swapDistance(lower, k);
     if (d < bestDistance) [best, bestDistance] = [k, d];
   }
   return best;
-}
-
-/** Levenshtein distance, with adjacent transpositions counted as one edit. */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
 }
 
 /** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
