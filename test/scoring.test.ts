@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { idf, lengthNormInverse, saturate } from '../src/search/bm25.js';
 import { decode, encode } from '@msgpack/msgpack';
 import { FieldIndex, type SavedFieldIndex } from '../src/search/field-index.js';
-import { phraseDocs } from '../src/search/phrase.js';
+import { adjacentPairs, phraseDocs, rewardProximity } from '../src/search/phrase.js';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type ScoredDocs } from '../src/search/score.js';
 
@@ -395,10 +395,125 @@ describe('scoreBm25f keep', () => {
           const scratch = new ScoreScratch();
           scratch.ensure(docs.length);
           const full = scoreBm25f(fields, norms, groups, opts, scratch);
-          const kept = scoreBm25f(fields, norms, groups, { ...opts, keep }, scratch);
+          const kept = scoreBm25f(
+            fields,
+            norms,
+            groups,
+            { ...opts, keep: { best: keep, slack: 1, atMost: keep } },
+            scratch,
+          );
           expect(kept.total).toBe(full.total);
           expect(full.total).toBe(full.docs.length);
           expect(best(kept)).toEqual(best(full).slice(0, keep));
+          // With slack: the best `keep`, and every other match within the factor of the keep-th (the
+          // ones a bonus of up to it could lift), unless those are over `atMost`: then the best atMost.
+          const ranked = best(full);
+          const slack = 1.25;
+          const atMost = keep + 5;
+          const lifted = scoreBm25f(
+            fields,
+            norms,
+            groups,
+            { ...opts, keep: { best: keep, slack, atMost } },
+            scratch,
+          );
+          const floor = ranked.length > keep ? ranked[keep - 1].score / slack : -Infinity;
+          const within = ranked.filter((m, i) => i < keep || m.score >= floor);
+          expect(best(lifted)).toEqual(within.length > atMost ? ranked.slice(0, atMost) : within);
+          expect(Array.from(lifted.docs)).toEqual(best(lifted).map((m) => m.d)); // best first
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('proximity', () => {
+  const vocab = ['auth', 'sync', 'queue', 'login', 'cache', 'retry', 'token', 'page'];
+  /** A document's words with positions that sometimes repeat (a compound's joined form) or skip (a gap). */
+  const words = fc.array(fc.tuple(fc.constantFrom(...vocab), fc.constantFrom(0, 1, 1, 1, 2)), {
+    maxLength: 30,
+  });
+  const positioned = (ws: [string, number][]) => {
+    let pos = 0;
+    return { terms: ws.map(([w]) => w), positions: ws.map(([, step], i) => (pos += i === 0 ? 0 : step)) };
+  };
+
+  it('the adjacency filter never says no to a pair that stands adjacent, and says yes to few others', () => {
+    let absent = 0;
+    let yes = 0;
+    fc.assert(
+      fc.property(fc.array(words, { minLength: 1, maxLength: 40 }), (docs) => {
+        const f = new FieldIndex();
+        docs.forEach((ws, d) => {
+          const { terms, positions } = positioned(ws);
+          f.add(d, terms, positions);
+        });
+        docs.forEach((_, d) => {
+          for (const a of vocab)
+            for (const b of vocab) {
+              const ia = f.termId(a);
+              const ib = f.termId(b);
+              if (ia < 0 || ib < 0) continue;
+              const adjacent = adjacentPairs(f.sequence(d), [ia], [ib]) === 1;
+              const maybe = f.mayBeAdjacent(d, ia, ib);
+              if (adjacent) expect(maybe).toBe(true);
+              else {
+                absent++;
+                if (maybe) yes++;
+              }
+            }
+        });
+      }),
+      { numRuns: 100 },
+    );
+    expect(absent).toBeGreaterThan(10_000);
+    expect(yes / absent).toBeLessThan(0.05); // sized for about 1%
+  });
+
+  it('keeps answering after documents are added, removed and the filter grows', () => {
+    const f = new FieldIndex();
+    f.add(0, ['auth', 'sync'], [0, 1]);
+    expect(f.mayBeAdjacent(0, f.termId('auth'), f.termId('sync'))).toBe(true); // built here
+    for (let d = 1; d < 3000; d++) f.add(d, ['queue', 'retry', 'auth'], [0, 1, 2]); // grows past its size
+    f.remove(0);
+    f.add(0, ['sync', 'auth'], [0, 1]);
+    expect(f.mayBeAdjacent(0, f.termId('sync'), f.termId('auth'))).toBe(true);
+    expect(f.mayBeAdjacent(2999, f.termId('retry'), f.termId('auth'))).toBe(true);
+    expect(FieldIndex.load(f.save()).mayBeAdjacent(5, f.termId('queue'), f.termId('retry'))).toBe(true);
+  });
+
+  it('gives the shown page the same documents and scores as checking every candidate', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ title: words, body: words }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.constantFrom(...vocab), { minLength: 2, maxLength: 5 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.boolean(),
+        (docs, query, shown, sorted) => {
+          const title = new FieldIndex();
+          const body = new FieldIndex();
+          docs.forEach((doc, d) => {
+            title.add(d, ...(Object.values(positioned(doc.title)) as [string[], number[]]));
+            body.add(d, ...(Object.values(positioned(doc.body)) as [string[], number[]]));
+          });
+          // Scores closer together than the bonus, some tied, in either order.
+          const ids = docs.map((_, d) => d);
+          const base = ids.map((d) => 1 + ((d * 37) % 31) / 100);
+          if (sorted) ids.sort((a, b) => base[b] - base[a] || a - b);
+          const run = (opts: { shown: number; sorted: boolean }) => {
+            const scores = ids.map((d) => base[d]);
+            rewardProximity([title, body], query, [...ids], scores, {
+              weight: 0.25,
+              candidates: 40,
+              ...opts,
+            });
+            return ids
+              .map((d, i) => ({ d, score: scores[i] }))
+              .sort((a, b) => b.score - a.score || a.d - b.d)
+              .slice(0, shown);
+          };
+          expect(run({ shown, sorted })).toEqual(run({ shown: Infinity, sorted: false }));
         },
       ),
       { numRuns: 300 },

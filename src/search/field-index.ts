@@ -21,6 +21,7 @@
  * whether positions are consecutive, so a gap of any length is one).
  */
 
+import { AdjacencyFilter } from './adjacency.js';
 import { fromBytes, grownInt32, grownUint32, toBytes } from './typed-arrays.js';
 
 /** Term id of the GAP token: a position without a term. Never a real id. */
@@ -65,6 +66,8 @@ export class FieldIndex {
   private seqLength: Int32Array = new Int32Array(0);
   private seqUsed = 0;
   private seqGarbage = 0;
+  /** Which terms may stand next to each other in which document; built when first asked (adjacency.ts). */
+  private adjacency: AdjacencyFilter | undefined;
 
   /** Token count per internal document id (0 when the document has no text in this field). */
   readonly lengths: number[] = [];
@@ -208,6 +211,27 @@ export class FieldIndex {
       if (tok >>> 1 === id) out.push(pos);
     }
     return out;
+  }
+
+  /**
+   * False when term `second` (an id) never stands right after term `first` in the document's field;
+   * true when it may (about 1% of the false pairs too): a scan of `sequence` tells for sure.
+   */
+  mayBeAdjacent(doc: number, first: number, second: number): boolean {
+    if (this.adjacency === undefined) {
+      // Room for the pairs there are and as many again before it is rebuilt bigger.
+      this.adjacency = new AdjacencyFilter(2 * Math.max(1024, this.seqUsed - this.seqGarbage));
+      for (let d = 0; d < this.seqLength.length; d++)
+        if (this.seqLength[d] > 0)
+          this.adjacency.addSequence(
+            d,
+            this.seqData,
+            this.seqStart[d],
+            this.seqStart[d] + this.seqLength[d],
+            GAP_ID,
+          );
+    }
+    return this.adjacency.mayHave(doc, first, second);
   }
 
   /** The document's tokens (term id << 1, bit 0 set for a token at the same position as the one before); see phrase.ts. */
@@ -373,6 +397,10 @@ export class FieldIndex {
     }
     this.seqStart[doc] = this.seqUsed;
     this.seqLength[doc] = size;
+    if (this.adjacency) {
+      this.adjacency.addSequence(doc, data, this.seqUsed, w, GAP_ID);
+      if (this.adjacency.full) this.adjacency = undefined;
+    }
     this.seqUsed = w;
   }
 

@@ -22,7 +22,7 @@ export { topKIndices };
 import { buildWhere } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
-import type { QueryTermGroup } from './score.js';
+import type { Keep, QueryTermGroup } from './score.js';
 import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
 import { languageSample, type LanguagePlanState } from './language-mix.js';
@@ -294,7 +294,7 @@ export class LexicalIndex {
     groups: QueryTermGroup[],
     conjunctive: boolean,
     filter: Set<number> | undefined,
-    keep?: number,
+    keep?: Keep,
   ) {
     const { k1, b, fieldWeights, coordination, titleCoverage } = this.settings;
     return runBm25f(
@@ -458,12 +458,16 @@ export class LexicalIndex {
         .queryWords(query)
         .map((word) => termGroup(word, undefined, this.partialFields, vocab));
       const proximity = this.settings.proximity > 0 && !sortRecent && groups.length > 1;
-      // The page and the proximity candidates are all that is shown, unless every match is grouped,
-      // ordered by date, or joined by a routed id.
-      const keep =
+      // The page and the matches the proximity bonus could lift into it are all that can be shown,
+      // unless every match is grouped, ordered by date, or joined by a routed id.
+      const keep: Keep | undefined =
         sortRecent || req.groupBy || routed
           ? undefined
-          : Math.max(offset + limit, proximity ? PROXIMITY_CANDIDATES : 0);
+          : {
+              best: offset + limit,
+              slack: proximity ? 1 + this.settings.proximity : 1,
+              atMost: Math.max(offset + limit, PROXIMITY_CANDIDATES),
+            };
       const scored = this.score(groups, req.conjunctive ?? false, filter, keep);
       const plain = (a: number[] | ArrayLike<number>) => (Array.isArray(a) ? a : Array.from(a));
       docs = plain(scored.docs);

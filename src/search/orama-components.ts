@@ -14,7 +14,7 @@
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
-import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type Keep, type QueryTermGroup } from './score.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 
 const defaultIndex = oramaIndex.createIndex();
@@ -82,7 +82,7 @@ export function runBm25f(
   docCount: number,
   conjunctive: boolean,
   filter?: Set<number>,
-  keep?: number,
+  keep?: Keep,
 ) {
   const state = store.bm25f;
   const size = internalIdCapacity(store);

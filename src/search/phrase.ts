@@ -5,7 +5,7 @@
  * proximity bonus; no text is re-read.
  */
 import type { FieldIndex } from './field-index.js';
-import { topKIndices } from './top-k.js';
+import { TopK, topKIndices } from './top-k.js';
 
 /**
  * Whether the term ids occur at consecutive positions in the sequence: one pass, tracking which
@@ -122,6 +122,12 @@ export interface ProximityOptions {
  * The proximity bonus, in place: each of the best `candidates` matches gets its score multiplied by
  * 1 + weight × (the query's adjacent word pairs that stand next to each other in one of `fields` / its
  * adjacent pairs). `sequence` is the query's terms in order.
+ *
+ * Only what can change the shown page is checked. The candidates go best first, and the best `shown`
+ * final scores so far are kept: once even the full bonus cannot lift a candidate above the lowest of
+ * them, neither it nor any after it can reach the page, and they keep their scores unchecked. A
+ * sequence is scanned only for the pairs the field's adjacency filter says it may hold, and only when
+ * they could lift its candidate that far.
  */
 export function rewardProximity(
   /** Where adjacency counts, shortest first (title, then body): a pair found in one is not sought in the next. */
@@ -134,46 +140,63 @@ export function rewardProximity(
   const pairs: [string, string][] = [];
   for (let i = 1; i < sequence.length; i++)
     if (sequence[i] !== sequence[i - 1]) pairs.push([sequence[i - 1], sequence[i]]);
-  if (pairs.length === 0) return;
   const n = Math.min(docs.length, opts.candidates);
-  const candidates = opts.sorted ? Array.from({ length: n }, (_, i) => i) : topKIndices(scores, docs, n);
-  // A candidate that cannot reach the shown page even with the full bonus keeps its score unchecked:
-  // the answer is the same, and most queries scan a third of the bodies.
-  const floor =
-    opts.shown < candidates.length
-      ? (scores[candidates[opts.shown - 1]] / (1 + opts.weight)) * (1 - 1e-12)
-      : -1;
-  const top = candidates.filter((at) => scores[at] >= floor);
-  // Per candidate, the pairs found adjacent (a bit per pair, 30 pairs at a time).
-  const adjacent = new Array<number>(top.length * pairs.length).fill(0);
-  for (const field of fields) {
-    const ids = pairs
-      .map(([a, b], i) => ({ i, a: field.termId(a), b: field.termId(b) }))
-      .filter((p) => p.a >= 0 && p.b >= 0);
-    for (let from = 0; from < ids.length; from += 30) {
-      const chunk = ids.slice(from, from + 30);
-      const firsts = chunk.map((p) => p.a);
-      const seconds = chunk.map((p) => p.b);
-      top.forEach((at, j) => {
-        const d = docs[at];
-        const row = j * pairs.length;
-        // Scanned only when a pair not found in an earlier field (the title) has both its words here
-        // (binary searches in the postings).
-        if (
-          !field.has(d) ||
-          !chunk.some((p) => adjacent[row + p.i] === 0 && field.hasTermIn(d, p.a) && field.hasTermIn(d, p.b))
-        )
-          return;
-        const found = adjacentPairs(field.sequence(d), firsts, seconds);
-        chunk.forEach((p, k) => {
-          if (found & (1 << k)) adjacent[row + p.i] = 1;
-        });
-      });
+  if (pairs.length === 0 || n === 0 || opts.shown <= 0) return;
+  const order = opts.sorted ? undefined : topKIndices(scores, docs, n);
+  // Per field, each pair's term ids (-1 when the field lacks a word of it).
+  const ids = fields.map((field) => pairs.map(([a, b]) => [field.termId(a), field.termId(b)] as const));
+  const best = new TopK<number>(Math.min(opts.shown, n), (a, b) => a < b);
+  const found = new Uint8Array(pairs.length);
+  const margin = 1 - 1e-12;
+  for (let j = 0; j < n; j++) {
+    const at = order ? order[j] : j;
+    const d = docs[at];
+    const score = scores[at];
+    const lowest = best.full ? best.worst! : -1;
+    if (score * (1 + opts.weight) < lowest * margin) break;
+    // Per field, the pairs that may stand adjacent there in this document (the adjacency filters).
+    found.fill(0);
+    const maybe = fields.map((field, f) => {
+      const out: number[] = [];
+      if (!field.has(d)) return out;
+      for (let i = 0; i < pairs.length; i++) {
+        const [a, b] = ids[f][i];
+        if (a >= 0 && b >= 0 && field.mayBeAdjacent(d, a, b)) {
+          out.push(i);
+          found[i] = 1;
+        }
+      }
+      return out;
+    });
+    let possible = 0;
+    for (let i = 0; i < pairs.length; i++) possible += found[i];
+    // Not a pair here, or not enough to lift it into the page: its score stays as it is.
+    if (score * (1 + (opts.weight * possible) / pairs.length) < lowest * margin) {
+      best.offer(score);
+      continue;
     }
+    found.fill(0);
+    let count = 0;
+    for (let f = 0; f < fields.length; f++) {
+      const open = maybe[f].filter((i) => found[i] === 0);
+      if (open.length === 0) continue;
+      const seq = fields[f].sequence(d);
+      for (let from = 0; from < open.length; from += 30) {
+        const chunk = open.slice(from, from + 30);
+        const hits = adjacentPairs(
+          seq,
+          chunk.map((i) => ids[f][i][0]),
+          chunk.map((i) => ids[f][i][1]),
+        );
+        chunk.forEach((i, k) => {
+          if (hits & (1 << k)) {
+            found[i] = 1;
+            count++;
+          }
+        });
+      }
+    }
+    if (count) scores[at] = score * (1 + (opts.weight * count) / pairs.length);
+    best.offer(scores[at]);
   }
-  top.forEach((at, j) => {
-    let n = 0;
-    for (let i = 0; i < pairs.length; i++) n += adjacent[j * pairs.length + i];
-    if (n) scores[at] *= 1 + (opts.weight * n) / pairs.length;
-  });
 }

@@ -1,6 +1,6 @@
 import { idf, lengthNormInverse, saturate } from './bm25.js';
 import type { FieldIndex } from './field-index.js';
-import { topKIndices } from './top-k.js';
+import { topKWithin } from './top-k.js';
 
 /** An index term that counts for a query word, with how much it counts and where. */
 export interface TermAlternative {
@@ -34,8 +34,18 @@ export interface ScoreOptions {
   titleCoverage?: number;
   /** Index of the title among `fields` (-1: none). */
   titleField?: number;
-  /** Return only the best `keep` matches, best first (score, then lowest id); `total` still counts all. */
-  keep?: number;
+  /** Return only these matches, best first (score, then lowest id); `total` still counts all. */
+  keep?: Keep;
+}
+
+/** The matches a caller needs when it shows a page of `best`: see topKWithin. */
+export interface Keep {
+  /** The best this many. */
+  best: number;
+  /** And every match within this factor of the best-th: a bonus of up to it may lift one into the page (1: none). */
+  slack: number;
+  /** At most this many in all (at least `best`). */
+  atMost: number;
 }
 
 /**
@@ -112,7 +122,7 @@ export class LengthNorms {
   }
 }
 
-/** BM25F over the given fields; unsorted output, one entry per matching document (or the best `keep`). */
+/** BM25F over the given fields; unsorted output, one entry per matching document (or those `keep` asks for). */
 export function scoreBm25f(
   fields: FieldIndex[],
   norms: Float64Array[],
@@ -211,8 +221,7 @@ export function scoreBm25f(
     inTitle[d] = 0;
     titleGroup[d] = 0;
   }
-  const picked =
-    opts.keep !== undefined ? topKIndices(scores, touchedAll, Math.min(opts.keep, n), n) : undefined;
+  const picked = opts.keep ? topKWithin(scores, touchedAll, n, opts.keep) : undefined;
   const size = picked ? picked.length : n;
   const small = size <= SMALL_OUTPUT;
   const out: ScoredDocs = {

@@ -11,6 +11,16 @@ export class TopK<T> {
     private readonly worse: (a: T, b: T) => boolean,
   ) {}
 
+  /** Whether k items are kept: a new one is kept only if it beats `worst`. */
+  get full(): boolean {
+    return this.heap.length >= this.k;
+  }
+
+  /** The worst item kept (undefined while empty). */
+  get worst(): T | undefined {
+    return this.heap[0];
+  }
+
   offer(item: T): void {
     const h = this.heap;
     if (h.length < this.k) {
@@ -106,4 +116,30 @@ export function topKIndices(
     }
   }
   return out;
+}
+
+/**
+ * The best `best` of the first `length` scores, plus every other one within a factor `slack` of the
+ * best-th, best first; when those are more than `atMost`, the best `atMost` instead. A bonus of up to
+ * `slack` applied afterwards (the proximity bonus) can lift only these into the best `best`, and most
+ * queries have far fewer of them than a fixed number of candidates: selecting 20 and sorting the few
+ * within reach costs a third of selecting 100.
+ */
+export function topKWithin(
+  scores: ArrayLike<number>,
+  docs: ArrayLike<number>,
+  length: number,
+  keep: { best: number; slack: number; atMost: number },
+): number[] {
+  const top = topKIndices(scores, docs, Math.min(keep.best, length), length);
+  if (keep.slack <= 1 || top.length === 0 || top.length === length) return top;
+  // A hair below the exact factor: what the bonus could lift is never left out by rounding.
+  const floor = (scores[top[top.length - 1]] / keep.slack) * (1 - 1e-9);
+  let within = 0;
+  for (let i = 0; i < length; i++) if (scores[i] >= floor) within++;
+  if (within > keep.atMost) return topKIndices(scores, docs, keep.atMost, length);
+  if (within === top.length) return top;
+  const out: number[] = [];
+  for (let i = 0; i < length; i++) if (scores[i] >= floor) out.push(i);
+  return out.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
 }

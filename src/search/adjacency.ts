@@ -1,0 +1,90 @@
+/**
+ * Which documents may hold two terms next to each other in a field: a Bloom filter over the
+ * (document, term, next term) triples of the field's token sequences (field-index.ts). "No" is certain;
+ * "maybe" is wrong about 1% of the time. The proximity bonus (phrase.ts) scans a document's sequence only
+ * on a "maybe": on the Backlog.md folder's title queries, two scans in three found no pair, and they were
+ * most of a query's time.
+ *
+ * Bits are only ever set: a removed document's pairs stay until the filter is rebuilt, which happens
+ * when more pairs were added than it was sized for (stale bits only cost a scan, never an answer).
+ */
+
+/** Filter bits per pair it is sized for: with 3 probes, about 1% of absent pairs read "maybe". */
+const BITS_PER_PAIR = 10;
+const PROBES = 3;
+
+/** A 32-bit mix of three integers (murmur3's finalizer over a multiplicative combination). */
+function mix(a: number, b: number, c: number): number {
+  let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77) ^ Math.imul(c, 0xc2b2ae3d);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  return h ^ (h >>> 16);
+}
+
+export class AdjacencyFilter {
+  private readonly bits: Int32Array;
+  private readonly mask: number;
+  private added = 0;
+
+  /** `capacity`: the pairs it holds before `full` (its size: BITS_PER_PAIR bits each, a power of two). */
+  constructor(readonly capacity: number) {
+    let size = 1 << 10;
+    while (size < capacity * BITS_PER_PAIR && size < 1 << 30) size *= 2;
+    this.bits = new Int32Array(size >>> 5);
+    this.mask = size - 1;
+  }
+
+  /** More pairs went in than it was sized for: build a bigger one. */
+  get full(): boolean {
+    return this.added > this.capacity;
+  }
+
+  /**
+   * Adds the adjacent pairs of one document's tokens `seq[start, end)` (term id << 1, bit 0 set at the
+   * same position as the token before; GAP_ID tokens stand for skipped positions): every token at one
+   * position with every token at the next.
+   */
+  addSequence(doc: number, seq: Uint32Array, start: number, end: number, gapId: number): void {
+    // Tokens of the previous position are [prevFrom, prevTo), of the current one [curFrom, k).
+    let prevFrom = start;
+    let prevTo = start;
+    let curFrom = start;
+    for (let k = start; k < end; k++) {
+      const tok = seq[k];
+      if ((tok & 1) === 0 && k > start) {
+        prevFrom = curFrom;
+        prevTo = k;
+        curFrom = k;
+      }
+      const second = tok >>> 1;
+      if (second === gapId) continue;
+      for (let j = prevFrom; j < prevTo; j++) {
+        const first = seq[j] >>> 1;
+        if (first !== gapId) this.add(doc, first, second);
+      }
+    }
+  }
+
+  private add(doc: number, first: number, second: number): void {
+    const h1 = mix(doc, first, second);
+    const h2 = mix(h1, second, doc) | 1;
+    for (let i = 0; i < PROBES; i++) {
+      const bit = (h1 + Math.imul(i, h2)) & this.mask;
+      this.bits[bit >>> 5] |= 1 << (bit & 31);
+    }
+    this.added++;
+  }
+
+  /** False when term `second` never directly follows term `first` in the document; true when it may. */
+  mayHave(doc: number, first: number, second: number): boolean {
+    const h1 = mix(doc, first, second);
+    const h2 = mix(h1, second, doc) | 1;
+    for (let i = 0; i < PROBES; i++) {
+      const bit = (h1 + Math.imul(i, h2)) & this.mask;
+      if ((this.bits[bit >>> 5] & (1 << (bit & 31))) === 0) return false;
+    }
+    return true;
+  }
+}
