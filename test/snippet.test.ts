@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
 import { SNIPPET_CHARS, bestWindow, buildSnippet, toPlainText } from '../src/search/snippet.js';
@@ -46,6 +47,54 @@ describe('snippets', () => {
     expect(
       buildSnippet({ title: 'Only a title', body: '' }, analyzer, terms('title'), ['title']),
     ).toMatchObject({ field: 'title', text: 'Only a title' });
+  });
+});
+
+describe('the best window', () => {
+  /** The plain definition: every match starts a window; the most distinct terms win, the earliest on ties. */
+  const reference = (text: string, query: Set<string>, width: number) => {
+    const runs = analyzer.runs(text).filter((r) => r.terms.some((t) => query.has(t)));
+    let best = { hits: 0, at: 0 };
+    runs.forEach((r, i) => {
+      const seen = new Set<string>();
+      for (let j = i; j < runs.length && runs[j].end - r.start <= width; j++)
+        for (const t of runs[j].terms) if (query.has(t)) seen.add(t);
+      if (seen.size > best.hits) best = { hits: seen.size, at: r.start };
+    });
+    return best;
+  };
+  const vocab = [
+    'sync',
+    'queue',
+    'offline',
+    'drain',
+    'retry',
+    'FeatureStore',
+    'lorem',
+    'ipsum',
+    'dolor',
+    'x',
+  ];
+
+  it('is the window with the most distinct query terms, the earliest of equals', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...vocab, 'a-very-long-compound-word-that-goes-on'), { maxLength: 200 }),
+        fc.array(fc.constantFrom(...vocab, 'feature', 'store', 'compound', 'missing'), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        fc.integer({ min: 10, max: 140 }),
+        (words, q, width) => {
+          const text = words.join(' ');
+          const query = terms(q.join(' '));
+          const win = bestWindow(text, analyzer, query, width);
+          const want = reference(text, query, width);
+          expect({ hits: win.hits, at: win.hits ? win.at : 0 }).toEqual(want);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 

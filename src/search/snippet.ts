@@ -20,6 +20,16 @@ export function toPlainText(markdown: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/** The best window of a text for a query. */
+export interface SnippetWindow {
+  /** The window, cut at word boundaries, with `…` where the text goes on. */
+  text: string;
+  /** Distinct query terms in it (0: none matched; the window is the text's start). */
+  hits: number;
+  /** Where the window's first matched word begins in the text. */
+  at: number;
+}
+
 /** A query's terms as bits per term id (see TermIds.withQuery); a term no text has gets no bit. */
 export interface QueryBits {
   /** Bit of each term id, 0 for terms not in the query. */
@@ -137,52 +147,59 @@ export class SnippetText {
    * The window of at most `width` characters holding the most distinct query terms (ties: the
    * earliest), widened to whole words. `bits` comes from TermIds.withQuery. Deterministic.
    */
-  window(bits: QueryBits, width = SNIPPET_CHARS): { text: string; hits: number } {
-    const matchStart: number[] = [];
-    const matchEnd: number[] = [];
-    const matchMask: number[] = [];
-    // The runs holding a query term, in text order, each with the bits of the terms it holds.
+  window(bits: QueryBits, width = SNIPPET_CHARS): SnippetWindow {
+    // Each query term's runs, in text order: [from, to) of termRuns (its slice of the term-sorted arrays).
     const { termIds, termRuns } = this;
-    const ranges: number[] = [];
+    const k = bits.ids.length;
+    const at = (scratch.at = grown(scratch.at, k));
+    const to = (scratch.to = grown(scratch.to, k));
     let count = 0;
-    for (const id of bits.ids) {
-      const from = firstAtOrAfter(termIds, id);
-      let to = from;
-      while (to < termIds.length && termIds[to] === id) to++;
-      if (to > from) ranges.push(id, from, to);
-      count += to - from;
+    for (let t = 0; t < k; t++) {
+      const id = bits.ids[t];
+      at[t] = firstAtOrAfter(termIds, id);
+      to[t] = firstAtOrAfter(termIds, id + 1);
+      count += to[t] - at[t];
     }
-    // run * 32 + bit number: a numeric sort puts them in text order.
-    const found = new Array<number>(count);
-    let n = 0;
-    for (let k = 0; k < ranges.length; k += 3) {
-      const bit = Math.clz32(1) - Math.clz32(bits.marks[ranges[k]]);
-      for (let i = ranges[k + 1]; i < ranges[k + 2]; i++) found[n++] = termRuns[i] * 32 + bit;
-    }
-    if (ranges.length > 3) found.sort((a, b) => a - b);
-    for (let i = 0; i < found.length; i++) {
-      const r = Math.floor(found[i] / 32);
-      const mask = 1 << (found[i] % 32);
-      if (i > 0 && Math.floor(found[i - 1] / 32) === r) matchMask[matchMask.length - 1] |= mask;
+    // Merged into one match per run, in text order, with the bits of the terms the run holds.
+    const starts = (scratch.starts = grown(scratch.starts, count));
+    const ends = (scratch.ends = grown(scratch.ends, count));
+    const masks = (scratch.masks = grown(scratch.masks, count));
+    let matches = 0;
+    let lastRun = -1;
+    for (;;) {
+      let next = -1;
+      for (let t = 0; t < k; t++)
+        if (at[t] < to[t] && (next < 0 || termRuns[at[t]] < termRuns[at[next]])) next = t;
+      if (next < 0) break;
+      const r = termRuns[at[next]++];
+      const mask = bits.marks[bits.ids[next]];
+      if (r === lastRun) masks[matches - 1] |= mask;
       else {
-        matchStart.push(this.starts[r]);
-        matchEnd.push(this.ends[r]);
-        matchMask.push(mask);
+        starts[matches] = this.starts[r];
+        ends[matches] = this.ends[r];
+        masks[matches++] = mask;
+        lastRun = r;
       }
     }
+    // Each match begins a window holding the matches that end within `width` of its start; the ends
+    // only grow, so the window's far edge moves forward only (per-bit counts give the window's terms).
+    const perBit = scratch.perBit.fill(0);
+    let inWindow = 0;
+    let j = 0;
     let bestStart = 0;
     let bestHits = 0;
-    for (let i = 0; i < matchStart.length; i++) {
-      let mask = 0;
-      for (let j = i; j < matchStart.length && matchEnd[j] - matchStart[i] <= width; j++)
-        mask |= matchMask[j];
-      const hits = popcount(mask);
+    for (let i = 0; i < matches && bestHits < bits.size; i++) {
+      if (j < i) j = i;
+      for (; j < matches && ends[j] - starts[i] <= width; j++)
+        inWindow = addBits(perBit, inWindow, masks[j], 1);
+      const hits = popcount(inWindow);
       if (hits > bestHits) {
         bestHits = hits;
-        bestStart = matchStart[i];
+        bestStart = starts[i];
       }
+      if (j > i) inWindow = addBits(perBit, inWindow, masks[i], -1);
     }
-    return { text: this.cut(bestStart, width), hits: bestHits };
+    return { text: this.cut(bestStart, width), hits: bestHits, at: bestStart };
   }
 
   /**
@@ -238,6 +255,31 @@ export function graphemeBoundaryAtOrBefore(text: string, i: number): number {
   return last;
 }
 
+/** Buffers for `window`, grown as needed: one search asks for a window per result. */
+const scratch: Record<'at' | 'to' | 'starts' | 'ends' | 'masks', Uint32Array> & { perBit: Int32Array } = {
+  at: new Uint32Array(32),
+  to: new Uint32Array(32),
+  starts: new Uint32Array(256),
+  ends: new Uint32Array(256),
+  masks: new Uint32Array(256),
+  perBit: new Int32Array(32),
+};
+
+function grown(a: Uint32Array, size: number): Uint32Array {
+  return a.length >= size ? a : new Uint32Array(Math.max(size, a.length * 2));
+}
+
+/** Counts each bit of `mask` once more (`by` 1) or once less (-1); returns the bits counted at least once. */
+function addBits(perBit: Int32Array, present: number, mask: number, by: 1 | -1): number {
+  for (let m = mask; m !== 0; m &= m - 1) {
+    const bit = 31 - Math.clz32(m & -m);
+    perBit[bit] += by;
+    if (perBit[bit] === 0) present &= ~(1 << bit);
+    else present |= 1 << bit;
+  }
+  return present;
+}
+
 function popcount(n: number): number {
   let count = 0;
   for (let v = n >>> 0; v; v &= v - 1) count++;
@@ -253,7 +295,7 @@ export function bestWindow(
   analyzer: TextAnalyzer,
   queryTerms: ReadonlySet<string>,
   width = SNIPPET_CHARS,
-): { text: string; hits: number } {
+): SnippetWindow {
   const ids = new TermIds();
   const prepared = SnippetText.prepare(text, analyzer, ids);
   return ids.withQuery(queryTerms, (bits) => prepared.window(bits, width));
