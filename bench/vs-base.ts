@@ -10,7 +10,7 @@
  *   steady state. How long that background work takes after the open is reported as `warm_ms`.
  *
  *   git worktree add --detach ../wt-base main && (cd ../wt-base && npm ci)
- *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5] [--this-search '{"proximity":0}']
+ *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5] [--this-search '{"proximity":0}'] [--queries-only]
  *
  * Prints one JSON object: medians per side and the ratios this / base.
  */
@@ -30,6 +30,8 @@ const { values: args } = parseArgs({
     part: { type: 'string' },
     // Search settings for this checkout's queries (JSON), e.g. '{"proximity":0}' to see a ranking feature's share.
     'this-search': { type: 'string' },
+    // Only the queries (no SciFact builds): a quicker loop while working on query speed.
+    'queries-only': { type: 'boolean', default: false },
   },
 });
 
@@ -155,7 +157,7 @@ function runChild(root: string): ChildResult {
     );
     return JSON.parse(out.trim().split('\n').pop()!) as object;
   };
-  return { ...run('build'), ...run('query') } as ChildResult;
+  return { ...(args['queries-only'] ? {} : run('build')), ...run('query') } as ChildResult;
 }
 
 /** The middle value (the mean of the two middle ones for an even count). */
@@ -183,18 +185,27 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${r + 1} ${side}: ${JSON.stringify(sides[side].at(-1))}\n`);
     }
   }
-  const summary = (rs: ChildResult[]) => ({
-    cold_build_ms: Number(median(rs.map((r) => r.cold_build_ms)).toFixed(1)),
-    warm_build_ms: Number(median(rs.map((r) => r.warm_build_ms)).toFixed(1)),
-    cold_cpu_ms: Number(median(rs.map((r) => r.cold_cpu_ms)).toFixed(1)),
-    warm_cpu_ms: Number(median(rs.map((r) => r.warm_cpu_ms)).toFixed(1)),
-    p50_ms: Number(median(rs.map((r) => r.p50_ms)).toFixed(3)),
-    p95_ms: Number(median(rs.map((r) => r.p95_ms)).toFixed(3)),
-    warm_ms: Number(median(rs.map((r) => r.warm_ms)).toFixed(0)),
-  });
+  // Medians of what was measured (the builds are left out with --queries-only).
+  const keys = [
+    'cold_build_ms',
+    'warm_build_ms',
+    'cold_cpu_ms',
+    'warm_cpu_ms',
+    'p50_ms',
+    'p95_ms',
+    'warm_ms',
+  ] as const;
+  const summary = (rs: ChildResult[]) => {
+    const out: Partial<Record<keyof ChildResult, number>> = {};
+    for (const k of keys)
+      if (rs[0][k] !== undefined)
+        out[k] = Number(median(rs.map((r) => r[k])).toFixed(k.startsWith('p') ? 3 : 1));
+    return out;
+  };
   const a = summary(sides.base);
   const b = summary(sides.this);
-  const ratio = (k: keyof ChildResult) => Number((b[k] / a[k]).toFixed(2));
+  const ratio = (k: keyof ChildResult) =>
+    a[k] === undefined || b[k] === undefined ? undefined : Number((b[k] / a[k]).toFixed(2));
   const result = {
     rounds: Number(args.rounds),
     base: { dir: base, ...a },
