@@ -483,6 +483,24 @@ describe('proximity', () => {
     expect(FieldIndex.load(f.save()).mayBeAdjacent(5, f.termId('queue'), f.termId('retry'))).toBe(true);
   });
 
+  it('counts every pair of a query longer than one bit mask (30 pairs)', () => {
+    const words = Array.from({ length: 70 }, (_, i) => `w${i}`);
+    const title = new FieldIndex();
+    const body = new FieldIndex();
+    const add = (d: number, ws: string[]) =>
+      body.add(
+        d,
+        ws,
+        ws.map((_, i) => i),
+      );
+    add(0, words); // every pair adjacent
+    add(1, [...words].reverse()); // none
+    add(2, [...words.slice(0, 35), 'gap', ...words.slice(35)]); // all but one
+    const scores = [1, 1, 1];
+    rewardProximity([title, body], words, [0, 1, 2], scores, { weight: 0.25, candidates: 100, shown: 3 });
+    expect(scores).toEqual([1.25, 1, 1 + (0.25 * 68) / 69]);
+  });
+
   it('gives the shown page the same documents and scores as checking every candidate', () => {
     fc.assert(
       fc.property(
@@ -514,6 +532,22 @@ describe('proximity', () => {
               .slice(0, shown);
           };
           expect(run({ shown, sorted })).toEqual(run({ shown: Infinity, sorted: false }));
+          // Checking every candidate is the definition: each pair of adjacent query words that stands
+          // at consecutive positions in the title or the body counts its share of the bonus.
+          const pairs = query.slice(1).flatMap((b, i) => (b === query[i] ? [] : [[query[i], b]]));
+          const at = (ws: [string, number][], word: string) => {
+            const { terms, positions } = positioned(ws);
+            return new Set(positions.filter((_, i) => terms[i] === word));
+          };
+          const adjacent = (ws: [string, number][], [a, b]: string[]) =>
+            [...at(ws, a)].some((p) => at(ws, b).has(p + 1));
+          const ranked = docs.map((_, d) => d).sort((a, b) => base[b] - base[a] || a - b);
+          const want = ranked.map((d, rank) => {
+            const n = pairs.filter((p) => adjacent(docs[d].title, p) || adjacent(docs[d].body, p)).length;
+            return { d, score: rank < 40 && n ? base[d] * (1 + (0.25 * n) / pairs.length) : base[d] };
+          });
+          want.sort((a, b) => b.score - a.score || a.d - b.d);
+          expect(run({ shown, sorted })).toEqual(want.slice(0, shown));
         },
       ),
       { numRuns: 300 },

@@ -53,16 +53,17 @@ function hasLongPhrase(seq: Uint32Array, phrase: readonly number[]): boolean {
 }
 
 /**
- * Which of the word pairs (term ids `firsts[i]` then `seconds[i]`, at most 30) stand at consecutive
- * positions in the sequence, as a bit mask: one pass for every pair, stopping once all are found.
+ * Which of the word pairs `from + b`, for each bit b of `open` (at most 30 bits; the pair's term ids are
+ * `firsts[from + b]` then `seconds[from + b]`), stand at consecutive positions in the sequence, as a mask
+ * of those bits: one pass for all of them, stopping once all are found.
  */
 export function adjacentPairs(
   seq: Uint32Array,
   firsts: readonly number[],
   seconds: readonly number[],
+  open = (1 << firsts.length) - 1,
+  from = 0,
 ): number {
-  const m = firsts.length;
-  const all = m >= 31 ? -1 : (1 << m) - 1;
   let found = 0;
   let before = 0; // pairs whose first word stands at the previous position
   let here = 0; // ... at this position
@@ -71,19 +72,21 @@ export function adjacentPairs(
     const id = tok >>> 1;
     if ((before | here) === 0) {
       // Nothing under way: only a pair's first word changes anything.
-      let i = 0;
-      while (i < m && firsts[i] !== id) i++;
-      if (i === m) continue;
+      let m = open;
+      while (m !== 0 && firsts[from + 31 - Math.clz32(m & -m)] !== id) m &= m - 1;
+      if (m === 0) continue;
     }
     if ((tok & 1) === 0) {
       before = here;
       here = 0;
     }
-    for (let i = 0; i < m; i++) {
-      if (firsts[i] === id) here |= 1 << i;
-      if (seconds[i] === id && (before & (1 << i)) !== 0) found |= 1 << i;
+    for (let m = open; m !== 0; m &= m - 1) {
+      const bit = m & -m;
+      const i = from + 31 - Math.clz32(bit);
+      if (firsts[i] === id) here |= bit;
+      if (seconds[i] === id && (before & bit) !== 0) found |= bit;
     }
-    if ((found & all) === all) break;
+    if (found === open) break;
   }
   return found;
 }
@@ -143,10 +146,13 @@ export function rewardProximity(
   const n = Math.min(docs.length, opts.candidates);
   if (pairs.length === 0 || n === 0 || opts.shown <= 0) return;
   const order = opts.sorted ? undefined : topKIndices(scores, docs, n);
-  // Per field, each pair's term ids (-1 when the field lacks a word of it).
-  const ids = fields.map((field) => pairs.map(([a, b]) => [field.termId(a), field.termId(b)] as const));
+  // Per field, each pair's term ids (-1 when the field lacks the word); pairs go 30 to a bit mask.
+  const firsts = fields.map((field) => pairs.map(([a]) => field.termId(a)));
+  const seconds = fields.map((field) => pairs.map(([, b]) => field.termId(b)));
+  const chunks = Math.ceil(pairs.length / 30);
+  const maybe = new Int32Array(fields.length * chunks); // per field and chunk: the pairs it may hold
+  const found = new Int32Array(chunks);
   const best = new TopK<number>(Math.min(opts.shown, n), (a, b) => a < b);
-  const found = new Uint8Array(pairs.length);
   const margin = 1 - 1e-12;
   for (let j = 0; j < n; j++) {
     const at = order ? order[j] : j;
@@ -154,49 +160,44 @@ export function rewardProximity(
     const score = scores[at];
     const lowest = best.full ? best.worst! : -1;
     if (score * (1 + opts.weight) < lowest * margin) break;
-    // Per field, the pairs that may stand adjacent there in this document (the adjacency filters).
-    found.fill(0);
-    const maybe = fields.map((field, f) => {
-      const out: number[] = [];
-      if (!field.has(d)) return out;
-      for (let i = 0; i < pairs.length; i++) {
-        const [a, b] = ids[f][i];
-        if (a >= 0 && b >= 0 && field.mayBeAdjacent(d, a, b)) {
-          out.push(i);
-          found[i] = 1;
-        }
-      }
-      return out;
-    });
+    // The pairs each field may hold adjacent in this document (its adjacency filter).
     let possible = 0;
-    for (let i = 0; i < pairs.length; i++) possible += found[i];
-    // Not a pair here, or not enough to lift it into the page: its score stays as it is.
+    for (let c = 0; c < chunks; c++) {
+      let any = 0;
+      for (let f = 0; f < fields.length; f++) {
+        let mask = 0;
+        if (fields[f].has(d))
+          for (let i = c * 30; i < Math.min(pairs.length, c * 30 + 30); i++) {
+            const a = firsts[f][i];
+            const b = seconds[f][i];
+            if (a >= 0 && b >= 0 && fields[f].mayBeAdjacent(d, a, b)) mask |= 1 << (i - c * 30);
+          }
+        maybe[f * chunks + c] = mask;
+        any |= mask;
+      }
+      possible += popcount(any);
+    }
+    // No pair here, or too few to lift it into the page: its score stays as it is.
     if (score * (1 + (opts.weight * possible) / pairs.length) < lowest * margin) {
       best.offer(score);
       continue;
     }
-    found.fill(0);
     let count = 0;
-    for (let f = 0; f < fields.length; f++) {
-      const open = maybe[f].filter((i) => found[i] === 0);
-      if (open.length === 0) continue;
-      const seq = fields[f].sequence(d);
-      for (let from = 0; from < open.length; from += 30) {
-        const chunk = open.slice(from, from + 30);
-        const hits = adjacentPairs(
-          seq,
-          chunk.map((i) => ids[f][i][0]),
-          chunk.map((i) => ids[f][i][1]),
-        );
-        chunk.forEach((i, k) => {
-          if (hits & (1 << k)) {
-            found[i] = 1;
-            count++;
-          }
-        });
+    for (let c = 0; c < chunks; c++) {
+      found[c] = 0;
+      for (let f = 0; f < fields.length; f++) {
+        const open = maybe[f * chunks + c] & ~found[c];
+        if (open !== 0) found[c] |= adjacentPairs(fields[f].sequence(d), firsts[f], seconds[f], open, c * 30);
       }
+      count += popcount(found[c]);
     }
     if (count) scores[at] = score * (1 + (opts.weight * count) / pairs.length);
     best.offer(scores[at]);
   }
+}
+
+function popcount(n: number): number {
+  let count = 0;
+  for (let v = n >>> 0; v; v &= v - 1) count++;
+  return count;
 }
