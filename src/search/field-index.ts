@@ -22,7 +22,7 @@
  */
 
 import { AdjacencyFilter } from './adjacency.js';
-import { fromBytes, grownInt32, grownUint32, toBytes } from './typed-arrays.js';
+import { fromBytes, grownInt32, grownUint8, grownUint32, toBytes } from './typed-arrays.js';
 
 /** Term id of the GAP token: a position without a term. Never a real id. */
 const GAP_ID = 0x7fffffff;
@@ -66,8 +66,10 @@ export class FieldIndex {
   private seqLength: Int32Array = new Int32Array(0);
   private seqUsed = 0;
   private seqGarbage = 0;
-  /** Which terms may stand next to each other in which document; built when first asked (adjacency.ts). */
+  /** Which terms may stand next to each other in which document (adjacency.ts), made when first asked ... */
   private adjacency: AdjacencyFilter | undefined;
+  /** ... and filled a document at a time, when a document is first asked about (1: its pairs are in). */
+  private adjacencyHas: Uint8Array = new Uint8Array(0);
 
   /** Token count per internal document id (0 when the document has no text in this field). */
   readonly lengths: number[] = [];
@@ -218,18 +220,19 @@ export class FieldIndex {
    * true when it may (about 1% of the false pairs too): a scan of `sequence` tells for sure.
    */
   mayBeAdjacent(doc: number, first: number, second: number): boolean {
-    if (this.adjacency === undefined) {
-      // Room for the pairs there are and as many again before it is rebuilt bigger.
+    if (!this.has(doc)) return false;
+    if (this.adjacency === undefined || this.adjacency.full) {
+      // Room for the pairs there are and as many again; a document changed since keeps its old pairs
+      // too, until more went in than that and the filter is made anew.
       this.adjacency = new AdjacencyFilter(2 * Math.max(1024, this.seqUsed - this.seqGarbage));
-      for (let d = 0; d < this.seqLength.length; d++)
-        if (this.seqLength[d] > 0)
-          this.adjacency.addSequence(
-            d,
-            this.seqData,
-            this.seqStart[d],
-            this.seqStart[d] + this.seqLength[d],
-            GAP_ID,
-          );
+      this.adjacencyHas = new Uint8Array(this.seqLength.length);
+    }
+    if (doc >= this.adjacencyHas.length) this.adjacencyHas = grownUint8(this.adjacencyHas, doc + 1);
+    if (this.adjacencyHas[doc] === 0) {
+      // The first question about this document adds its pairs: one pass, as one scan would cost.
+      const start = this.seqStart[doc];
+      this.adjacency.addSequence(doc, this.seqData, start, start + this.seqLength[doc], GAP_ID);
+      this.adjacencyHas[doc] = 1;
     }
     return this.adjacency.mayHave(doc, first, second);
   }
@@ -397,10 +400,7 @@ export class FieldIndex {
     }
     this.seqStart[doc] = this.seqUsed;
     this.seqLength[doc] = size;
-    if (this.adjacency) {
-      this.adjacency.addSequence(doc, data, this.seqUsed, w, GAP_ID);
-      if (this.adjacency.full) this.adjacency = undefined;
-    }
+    if (doc < this.adjacencyHas.length) this.adjacencyHas[doc] = 0; // its new pairs go in when asked
     this.seqUsed = w;
   }
 

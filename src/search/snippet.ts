@@ -6,6 +6,7 @@
 import removeMarkdown from 'remove-markdown';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { Snippet, TextField } from './types.js';
+import { grownUint32 } from './typed-arrays.js';
 
 export type { Snippet };
 
@@ -43,18 +44,14 @@ export interface QueryBits {
 /** Ids for terms, shared by every prepared text of one index (a query looks its terms up once). */
 export class TermIds {
   private readonly ids = new Map<string, number>();
-  private marks = new Uint32Array(1024);
+  private marks: Uint32Array = new Uint32Array(1024);
 
   /** The id of `term`, made on first sight. */
   id(term: string): number {
     let id = this.ids.get(term);
     if (id === undefined) {
       this.ids.set(term, (id = this.ids.size));
-      if (id >= this.marks.length) {
-        const grown = new Uint32Array(this.marks.length * 2);
-        grown.set(this.marks);
-        this.marks = grown;
-      }
+      this.marks = grownUint32(this.marks, id + 1);
     }
     return id;
   }
@@ -151,8 +148,8 @@ export class SnippetText {
     // Each query term's runs, in text order: [from, to) of termRuns (its slice of the term-sorted arrays).
     const { termIds, termRuns } = this;
     const k = bits.ids.length;
-    const at = (scratch.at = grown(scratch.at, k));
-    const to = (scratch.to = grown(scratch.to, k));
+    const at = (scratch.at = grownUint32(scratch.at, k));
+    const to = (scratch.to = grownUint32(scratch.to, k));
     let count = 0;
     for (let t = 0; t < k; t++) {
       const id = bits.ids[t];
@@ -161,9 +158,9 @@ export class SnippetText {
       count += to[t] - at[t];
     }
     // Merged into one match per run, in text order, with the bits of the terms the run holds.
-    const starts = (scratch.starts = grown(scratch.starts, count));
-    const ends = (scratch.ends = grown(scratch.ends, count));
-    const masks = (scratch.masks = grown(scratch.masks, count));
+    const starts = (scratch.starts = grownUint32(scratch.starts, count));
+    const ends = (scratch.ends = grownUint32(scratch.ends, count));
+    const masks = (scratch.masks = grownUint32(scratch.masks, count));
     let matches = 0;
     let lastRun = -1;
     for (;;) {
@@ -264,10 +261,6 @@ const scratch: Record<'at' | 'to' | 'starts' | 'ends' | 'masks', Uint32Array> & 
   masks: new Uint32Array(256),
   perBit: new Int32Array(32),
 };
-
-function grown(a: Uint32Array, size: number): Uint32Array {
-  return a.length >= size ? a : new Uint32Array(Math.max(size, a.length * 2));
-}
 
 /** Counts each bit of `mask` once more (`by` 1) or once less (-1); returns the bits counted at least once. */
 function addBits(perBit: Int32Array, present: number, mask: number, by: 1 | -1): number {

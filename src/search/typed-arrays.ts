@@ -50,3 +50,10 @@ export function grownUint32(a: Uint32Array, size: number): Uint32Array {
   out.set(a);
   return out;
 }
+
+export function grownUint8(a: Uint8Array, size: number): Uint8Array {
+  if (a.length >= size) return a;
+  const out = new Uint8Array(Math.max(size, Math.ceil(a.length * 1.5), 1024));
+  out.set(a);
+  return out;
+}
