@@ -96,9 +96,10 @@ async function measure(n: number): Promise<Ceiling> {
     ...{ text, matchMode: 'simple', filters: {}, sort: 'relevant', conjunctive: false },
     ...{ limit: 20, offset: 0, includeScores: false },
   });
+  // As a server answers once its background work is done: bodies prepared (at most MAX_PREPARED of
+  // them), proximity's word-pair filters filled.
+  await engine.warmedUp();
   const indexSearch = await latencyOf((q) => engine.search({ query: q, limit: 20 }), queries);
-  // As a server answers once it has prepared its bodies in the background (at most MAX_PREPARED of them).
-  await engine.snippetsReady();
   const query = await latencyOf((q) => engine.query(request(q)), queries);
 
   const result: Ceiling = {

@@ -449,6 +449,7 @@ describe('proximity', () => {
           const { terms, positions } = positioned(ws);
           f.add(d, terms, positions);
         });
+        expect(f.fillAdjacency(Infinity)).toBeGreaterThan(0);
         docs.forEach((_, d) => {
           for (const a of vocab)
             for (const b of vocab) {
@@ -471,16 +472,36 @@ describe('proximity', () => {
     expect(yes / absent).toBeLessThan(0.05); // sized for about 1%
   });
 
-  it('keeps answering after documents are added, removed and the filter grows', () => {
+  it('says maybe for a document not yet in the filter; fills in slices; takes documents added later', () => {
     const f = new FieldIndex();
-    f.add(0, ['auth', 'sync'], [0, 1]);
-    expect(f.mayBeAdjacent(0, f.termId('auth'), f.termId('sync'))).toBe(true); // built here
-    for (let d = 1; d < 3000; d++) f.add(d, ['queue', 'retry', 'auth'], [0, 1, 2]); // grows past its size
-    f.remove(0);
-    f.add(0, ['sync', 'auth'], [0, 1]);
-    expect(f.mayBeAdjacent(0, f.termId('sync'), f.termId('auth'))).toBe(true);
-    expect(f.mayBeAdjacent(2999, f.termId('retry'), f.termId('auth'))).toBe(true);
-    expect(FieldIndex.load(f.save()).mayBeAdjacent(5, f.termId('queue'), f.termId('retry'))).toBe(true);
+    const id = (t: string) => f.termId(t);
+    for (let d = 0; d < 100; d++) f.add(d, ['queue', 'retry', 'auth'], [0, 1, 2]);
+    expect(f.mayBeAdjacent(7, id('auth'), id('queue'))).toBe(true); // not in yet: it has both words
+    expect(f.adjacencyReady).toBe(false);
+    expect(f.fillAdjacency(40)).toBe(0); // ten documents of four tokens: more to do
+    expect(f.mayBeAdjacent(7, id('auth'), id('queue'))).toBe(false);
+    expect(f.mayBeAdjacent(50, id('auth'), id('queue'))).toBe(true); // not in yet
+    expect(f.mayBeAdjacent(50, id('auth'), id('sync'))).toBe(false); // no such word: no
+    while (f.fillAdjacency(40) === 0);
+    expect(f.adjacencyReady).toBe(true);
+    expect(f.mayBeAdjacent(50, id('auth'), id('queue'))).toBe(false);
+    expect(f.mayBeAdjacent(50, id('queue'), id('retry'))).toBe(true);
+    // A changed document's new pairs go in as it is added; its old ones may stay (a maybe, never a no).
+    f.add(50, ['auth', 'queue'], [0, 1]);
+    expect(f.mayBeAdjacent(50, id('auth'), id('queue'))).toBe(true);
+    // Past the pairs it was sized for, it is made anew on the next fill, and answers the same.
+    for (let d = 100; d < 3000; d++) f.add(d, ['sync', 'token'], [0, 1]);
+    expect(f.adjacencyReady).toBe(false);
+    while (f.fillAdjacency(1000) === 0);
+    expect(f.adjacencyReady).toBe(true);
+    expect(f.mayBeAdjacent(2999, id('sync'), id('token'))).toBe(true);
+    expect(f.mayBeAdjacent(2999, id('token'), id('sync'))).toBe(false);
+    expect(f.mayBeAdjacent(7, id('queue'), id('retry'))).toBe(true);
+    // Not saved with the index: a loaded one says maybe until filled.
+    const loaded = FieldIndex.load(f.save());
+    expect(loaded.mayBeAdjacent(2999, id('token'), id('sync'))).toBe(true);
+    loaded.fillAdjacency(Infinity);
+    expect(loaded.mayBeAdjacent(2999, id('token'), id('sync'))).toBe(false);
   });
 
   it('counts every pair of a query longer than one bit mask (30 pairs)', () => {
@@ -508,13 +529,17 @@ describe('proximity', () => {
         fc.array(fc.constantFrom(...vocab), { minLength: 2, maxLength: 5 }),
         fc.integer({ min: 1, max: 25 }),
         fc.boolean(),
-        (docs, query, shown, sorted) => {
+        fc.integer({ min: 0, max: 2000 }),
+        (docs, query, shown, sorted, filled) => {
           const title = new FieldIndex();
           const body = new FieldIndex();
           docs.forEach((doc, d) => {
             title.add(d, ...(Object.values(positioned(doc.title)) as [string[], number[]]));
             body.add(d, ...(Object.values(positioned(doc.body)) as [string[], number[]]));
           });
+          // Some, all or none of the documents in the adjacency filters.
+          title.fillAdjacency(filled);
+          body.fillAdjacency(filled);
           // Scores closer together than the bonus, some tied, in either order.
           const ids = docs.map((_, d) => d);
           const base = ids.map((d) => 1 + ((d * 37) % 31) / 100);

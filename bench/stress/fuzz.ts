@@ -32,8 +32,8 @@ export async function fuzzLibrary(total: number): Promise<{
     cacheDir: join(STRESS_CACHE, 'fuzz-index'),
     removeLeftovers: false,
   });
-  // As a server does before its first query: the bodies' snippet text is prepared in the background.
-  await service.index.snippetsReady();
+  // As a server does before its first query: its background work (snippet bodies, proximity's filters).
+  await service.index.warmedUp();
   const counts = { ok: 0, coded: new Map<string, number>(), uncoded: 0, slow: 0, slowCpu: 0, crashes: 0 };
   const slowest: { k: number; ms: number; cpuMs: number; mode: string; q: string; o: string }[] = [];
   const uncodedSamples: string[] = [];

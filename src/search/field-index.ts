@@ -66,10 +66,14 @@ export class FieldIndex {
   private seqLength: Int32Array = new Int32Array(0);
   private seqUsed = 0;
   private seqGarbage = 0;
-  /** Which terms may stand next to each other in which document (adjacency.ts), made when first asked ... */
+  /**
+   * Which terms may stand next to each other in which document (adjacency.ts), filled in slices by
+   * `fillAdjacency` (in the background after a build) and by each document added after; `adjacencyHas`
+   * marks the documents whose pairs are in, up to `adjacencyNext` and any added since.
+   */
   private adjacency: AdjacencyFilter | undefined;
-  /** ... and filled a document at a time, when a document is first asked about (1: its pairs are in). */
   private adjacencyHas: Uint8Array = new Uint8Array(0);
+  private adjacencyNext = 0;
 
   /** Token count per internal document id (0 when the document has no text in this field). */
   readonly lengths: number[] = [];
@@ -217,24 +221,48 @@ export class FieldIndex {
 
   /**
    * False when term `second` (an id) never stands right after term `first` in the document's field;
-   * true when it may (about 1% of the false pairs too): a scan of `sequence` tells for sure.
+   * true when it may (about 1% of the false pairs too): a scan of `sequence` tells for sure. Until the
+   * document's pairs are in the adjacency filter, whether it has both terms (binary searches).
    */
   mayBeAdjacent(doc: number, first: number, second: number): boolean {
-    if (!this.has(doc)) return false;
+    return this.adjacencyHas[doc] === 1
+      ? this.adjacency!.mayHave(doc, first, second)
+      : this.hasTermIn(doc, first) && this.hasTermIn(doc, second);
+  }
+
+  /** Every document's pairs are in the adjacency filter, and it has room for more. */
+  get adjacencyReady(): boolean {
+    return (
+      this.adjacency !== undefined && !this.adjacency.full && this.adjacencyNext >= this.seqLength.length
+    );
+  }
+
+  /**
+   * Puts documents' pairs into the adjacency filter until about `budget` tokens were read (made anew,
+   * empty, when there is none or it holds more than it was sized for); returns the budget left, more
+   * than 0 once every document is in.
+   */
+  fillAdjacency(budget: number): number {
     if (this.adjacency === undefined || this.adjacency.full) {
-      // Room for the pairs there are and as many again; a document changed since keeps its old pairs
-      // too, until more went in than that and the filter is made anew.
+      // Room for the pairs there are and as many again, added or changed later.
       this.adjacency = new AdjacencyFilter(2 * Math.max(1024, this.seqUsed - this.seqGarbage));
       this.adjacencyHas = new Uint8Array(this.seqLength.length);
+      this.adjacencyNext = 0;
     }
+    for (; this.adjacencyNext < this.seqLength.length && budget > 0; this.adjacencyNext++) {
+      const d = this.adjacencyNext;
+      if (this.seqLength[d] < 0 || this.adjacencyHas[d] === 1) continue;
+      this.addPairs(d);
+      budget -= this.seqLength[d] + 1;
+    }
+    return this.adjacencyNext >= this.seqLength.length ? Math.max(1, budget) : 0;
+  }
+
+  private addPairs(doc: number): void {
+    const start = this.seqStart[doc];
+    this.adjacency!.addSequence(doc, this.seqData, start, start + this.seqLength[doc], GAP_ID);
     if (doc >= this.adjacencyHas.length) this.adjacencyHas = grownUint8(this.adjacencyHas, doc + 1);
-    if (this.adjacencyHas[doc] === 0) {
-      // The first question about this document adds its pairs: one pass, as one scan would cost.
-      const start = this.seqStart[doc];
-      this.adjacency.addSequence(doc, this.seqData, start, start + this.seqLength[doc], GAP_ID);
-      this.adjacencyHas[doc] = 1;
-    }
-    return this.adjacency.mayHave(doc, first, second);
+    this.adjacencyHas[doc] = 1;
   }
 
   /** The document's tokens (term id << 1, bit 0 set for a token at the same position as the one before); see phrase.ts. */
@@ -400,7 +428,9 @@ export class FieldIndex {
     }
     this.seqStart[doc] = this.seqUsed;
     this.seqLength[doc] = size;
-    if (doc < this.adjacencyHas.length) this.adjacencyHas[doc] = 0; // its new pairs go in when asked
+    // Its pairs go into the filter now (its old ones stay: a "maybe" costs a scan, never an answer).
+    if (this.adjacency && !this.adjacency.full) this.addPairs(doc);
+    else if (doc < this.adjacencyHas.length) this.adjacencyHas[doc] = 0;
     this.seqUsed = w;
   }
 

@@ -12,6 +12,7 @@ import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
+import { Background } from './background.js';
 import { IdRouter } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
 import { indexVocabulary } from './vocabulary.js';
@@ -97,6 +98,10 @@ export class LexicalIndex {
   private pendingDocs: Map<string, SearchDocument> | null = null;
   /** Called when the documents were indexed again in other languages (snippets prepared before are stale). */
   onReanalyzed: () => void = () => undefined;
+  /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
+  private readonly adjacencyWork = new Background();
+  /** A build or re-index is adding documents: the filters are filled once it is done, not per document. */
+  private bulk = false;
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -160,6 +165,7 @@ export class LexicalIndex {
       this.router.add({ id: doc.id, path: doc.path });
       languages.count(doc.lang, 1);
     }
+    this.fillAdjacency();
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -182,7 +188,12 @@ export class LexicalIndex {
     const batch = 500;
     const indexAll = async () => {
       for (let i = 0; i < all.length; i += batch) {
-        for (const doc of all.slice(i, i + batch)) this.upsert(doc);
+        this.bulk = true;
+        try {
+          for (const doc of all.slice(i, i + batch)) this.upsert(doc);
+        } finally {
+          this.bulk = false;
+        }
         opts.onProgress?.(Math.min(i + batch, all.length), all.length);
         if (i + batch < all.length) await new Promise((r) => setImmediate(r));
       }
@@ -205,6 +216,7 @@ export class LexicalIndex {
     if (all.length === 0) opts.onProgress?.(0, 0);
     // The postings and sequences grew with room to spare; a built index keeps exactly its size.
     for (const field of this.store.bm25f.fields) field.compact();
+    this.fillAdjacency();
   }
 
   /** Resolves when the languages of the last build are settled (the detector answered, documents re-indexed). */
@@ -216,9 +228,39 @@ export class LexicalIndex {
   private reindex(docs: SearchDocument[]): void {
     this.reset();
     this.analyzer.languages.clearCounts();
-    for (const doc of docs) this.upsert(doc);
+    this.bulk = true;
+    try {
+      for (const doc of docs) this.upsert(doc);
+    } finally {
+      this.bulk = false;
+    }
     for (const field of this.store.bm25f.fields) field.compact();
+    this.fillAdjacency();
     this.onReanalyzed();
+  }
+
+  /** The fields whose word pairs the proximity bonus reads: title, then body. */
+  private proximityFields() {
+    const { fields, fieldNames } = this.store.bm25f;
+    return fields.filter((_, f) => fieldNames[f] === 'title' || fieldNames[f] === 'body');
+  }
+
+  /**
+   * Fills the proximity fields' adjacency filters in the background, a slice of about 100,000 tokens
+   * per tick (Backlog.md's 700 files: 3 slices). Until a document is in, proximity scans its tokens.
+   */
+  private fillAdjacency(): void {
+    this.adjacencyWork.start(() => {
+      let budget = 100_000;
+      for (const field of this.proximityFields())
+        if ((budget = field.fillAdjacency(budget)) <= 0) return false;
+      return true;
+    });
+  }
+
+  /** Resolves when the adjacency filters are filled (benchmarks wait; searches never do). */
+  adjacencyReady(): Promise<void> {
+    return this.adjacencyWork.done();
   }
 
   /** Adds or replaces one document. */
@@ -240,6 +282,8 @@ export class LexicalIndex {
     // and in the persisted index (removal reads the forward index, not the text).
     for (const f of TEXT_FIELDS) indexed[f] = '';
     this.router.add(doc);
+    // A filter that had no room for its pairs is made anew.
+    if (!this.bulk && this.proximityFields().some((f) => !f.adjacencyReady)) this.fillAdjacency();
   }
 
   /** Removes a document; returns whether it was there. */
@@ -475,19 +519,12 @@ export class LexicalIndex {
       masks = plain(scored.fieldMasks);
       total = scored.total;
       if (proximity) {
-        const { fields, fieldNames } = this.store.bm25f;
-        rewardProximity(
-          fields.filter((_, f) => fieldNames[f] === 'title' || fieldNames[f] === 'body'),
-          this.analyzer.sequence(query),
-          docs,
-          scores,
-          {
-            weight: this.settings.proximity,
-            candidates: PROXIMITY_CANDIDATES,
-            shown: req.groupBy ? Infinity : offset + limit,
-            sorted: keep !== undefined,
-          },
-        );
+        rewardProximity(this.proximityFields(), this.analyzer.sequence(query), docs, scores, {
+          weight: this.settings.proximity,
+          candidates: PROXIMITY_CANDIDATES,
+          shown: req.groupBy ? Infinity : offset + limit,
+          sorted: keep !== undefined,
+        });
       }
     }
 

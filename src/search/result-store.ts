@@ -8,6 +8,7 @@
  * MAX_PREPARED bodies are kept prepared (the least recently used is let go), so a very large index does
  * not hold its text twice; past that, a result whose body was let go prepares it again.
  */
+import { Background } from './background.js';
 import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
@@ -42,10 +43,7 @@ export class ResultStore {
   /** The prepared documents, least recently used first. */
   private readonly prepared = new Map<string, Stored>();
   private readonly termIds = new TermIds();
-  private warming: NodeJS.Timeout | null = null;
-  private warmed: Promise<void> = Promise.resolve();
-  /** Someone waits for the warm-up: its timers keep the process alive (otherwise they never do). */
-  private awaited = false;
+  private readonly warming = new Background();
 
   constructor(
     private readonly analyzer: TextAnalyzer,
@@ -142,25 +140,17 @@ export class ResultStore {
    * build took): the first snippet of a long body would otherwise cost a query several ms.
    */
   warm(): void {
-    if (this.warming) return;
+    if (this.warming.running) return;
     const pending = [...this.docs.values()].slice(0, MAX_PREPARED);
-    this.warmed = new Promise((resolve) => {
-      const step = () => {
-        for (const doc of pending.splice(0, 50)) this.prepare(doc);
-        this.warming = pending.length ? setTimeout(step, 0) : null;
-        if (!this.awaited) this.warming?.unref();
-        if (!this.warming) resolve();
-      };
-      this.warming = setTimeout(step, 0);
-      this.warming.unref();
+    this.warming.start(() => {
+      for (const doc of pending.splice(0, 50)) this.prepare(doc);
+      return pending.length === 0;
     });
   }
 
   /** Resolves when the bodies `warm` started on are prepared (benchmarks wait for it; searches never do). */
   whenWarm(): Promise<void> {
-    this.awaited = true;
-    this.warming?.ref();
-    return this.warmed;
+    return this.warming.done();
   }
 
   private prepare(doc: Stored): SnippetText {
