@@ -1,16 +1,20 @@
 /**
  * Which documents may hold two terms next to each other in a field: a Bloom filter over the
  * (document, term, next term) triples of the field's token sequences (field-index.ts). "No" is certain;
- * "maybe" is wrong about 1% of the time. The proximity bonus (phrase.ts) scans a document's sequence only
+ * "maybe" is wrong about 2-3% of the time. It costs 8 bits a pair it has room for (a field's tokens and a
+ * quarter more: about 10 bits, 1.25 bytes, a token). The proximity bonus (phrase.ts) scans a document's sequence only
  * on a "maybe": on the Backlog.md folder's title queries, two scans in three found no pair, and they were
  * most of a query's time.
  *
- * Bits are only ever set: a removed document's pairs stay until the filter is rebuilt, which happens
+ * Bits are only ever set: a removed document's pairs stay until the filter is made anew, which happens
  * when more pairs were added than it was sized for (stale bits only cost a scan, never an answer).
  */
 
-/** Filter bits per pair it is sized for: with 3 probes, about 1% of absent pairs read "maybe". */
-const BITS_PER_PAIR = 10;
+/**
+ * Filter bits per pair it is sized for: with 3 probes, about 3% of absent pairs read "maybe" when it
+ * holds that many (fewer while it holds fewer: about 2% at 10 bits a pair).
+ */
+const BITS_PER_PAIR = 8;
 const PROBES = 3;
 
 /** A 32-bit mix of three integers (murmur3's finalizer over a multiplicative combination). */
@@ -25,15 +29,19 @@ function mix(a: number, b: number, c: number): number {
 
 export class AdjacencyFilter {
   private readonly bits: Int32Array;
-  private readonly mask: number;
+  /** Bits in `bits`. */
+  private readonly size: number;
   private added = 0;
 
-  /** `capacity`: the pairs it holds before `full` (its size: BITS_PER_PAIR bits each, a power of two). */
+  /** `capacity`: the pairs it holds before `full` (BITS_PER_PAIR bits each). */
   constructor(readonly capacity: number) {
-    let size = 1 << 10;
-    while (size < capacity * BITS_PER_PAIR && size < 1 << 30) size *= 2;
-    this.bits = new Int32Array(size >>> 5);
-    this.mask = size - 1;
+    this.bits = new Int32Array(Math.ceil(Math.min(2 ** 31, Math.max(1024, capacity * BITS_PER_PAIR)) / 32));
+    this.size = this.bits.length * 32;
+  }
+
+  /** The bit of probe `i`: the 32-bit hash h1 + i * h2 scaled to the size (a multiply, no modulo). */
+  private bit(h1: number, h2: number, i: number): number {
+    return Math.floor((((h1 + Math.imul(i, h2)) >>> 0) * this.size) / 4294967296);
   }
 
   /** More pairs went in than it was sized for: build a bigger one. */
@@ -71,7 +79,7 @@ export class AdjacencyFilter {
     const h1 = mix(doc, first, second);
     const h2 = mix(h1, second, doc) | 1;
     for (let i = 0; i < PROBES; i++) {
-      const bit = (h1 + Math.imul(i, h2)) & this.mask;
+      const bit = this.bit(h1, h2, i);
       this.bits[bit >>> 5] |= 1 << (bit & 31);
     }
     this.added++;
@@ -82,7 +90,7 @@ export class AdjacencyFilter {
     const h1 = mix(doc, first, second);
     const h2 = mix(h1, second, doc) | 1;
     for (let i = 0; i < PROBES; i++) {
-      const bit = (h1 + Math.imul(i, h2)) & this.mask;
+      const bit = this.bit(h1, h2, i);
       if ((this.bits[bit >>> 5] & (1 << (bit & 31))) === 0) return false;
     }
     return true;

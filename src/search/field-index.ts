@@ -244,8 +244,10 @@ export class FieldIndex {
    */
   fillAdjacency(budget: number): number {
     if (this.adjacency === undefined || this.adjacency.full) {
-      // Room for the pairs there are and as many again, added or changed later.
-      this.adjacency = new AdjacencyFilter(2 * Math.max(1024, this.seqUsed - this.seqGarbage));
+      // Room for the pairs there are and a quarter more, added or changed later.
+      this.adjacency = new AdjacencyFilter(
+        Math.max(1024, Math.ceil(1.25 * (this.seqUsed - this.seqGarbage))),
+      );
       this.adjacencyHas = new Uint8Array(this.seqLength.length);
       this.adjacencyNext = 0;
     }
