@@ -100,8 +100,6 @@ export class LexicalIndex {
   onReanalyzed: () => void = () => undefined;
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
-  /** A build or re-index is adding documents: the filters are filled once it is done, not per document. */
-  private bulk = false;
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -188,12 +186,7 @@ export class LexicalIndex {
     const batch = 500;
     const indexAll = async () => {
       for (let i = 0; i < all.length; i += batch) {
-        this.bulk = true;
-        try {
-          for (const doc of all.slice(i, i + batch)) this.upsert(doc);
-        } finally {
-          this.bulk = false;
-        }
+        for (const doc of all.slice(i, i + batch)) this.add(doc);
         opts.onProgress?.(Math.min(i + batch, all.length), all.length);
         if (i + batch < all.length) await new Promise((r) => setImmediate(r));
       }
@@ -228,12 +221,7 @@ export class LexicalIndex {
   private reindex(docs: SearchDocument[]): void {
     this.reset();
     this.analyzer.languages.clearCounts();
-    this.bulk = true;
-    try {
-      for (const doc of docs) this.upsert(doc);
-    } finally {
-      this.bulk = false;
-    }
+    for (const doc of docs) this.add(doc);
     for (const field of this.store.bm25f.fields) field.compact();
     this.fillAdjacency();
     this.onReanalyzed();
@@ -265,6 +253,13 @@ export class LexicalIndex {
 
   /** Adds or replaces one document. */
   upsert(doc: SearchDocument): void {
+    this.add(doc);
+    // A filter that had no room left for the document's pairs is made anew.
+    if (this.proximityFields().some((f) => !f.adjacencyReady)) this.fillAdjacency();
+  }
+
+  /** `upsert` without the filters' upkeep: a build or re-index fills them once it is done. */
+  private add(doc: SearchDocument): void {
     this.pendingDocs?.set(doc.id, doc);
     if (getByID(this.db, doc.id)) this.remove(doc.id);
     const indexed = toIndexed(doc);
@@ -282,8 +277,6 @@ export class LexicalIndex {
     // and in the persisted index (removal reads the forward index, not the text).
     for (const f of TEXT_FIELDS) indexed[f] = '';
     this.router.add(doc);
-    // A filter that had no room for its pairs is made anew.
-    if (!this.bulk && this.proximityFields().some((f) => !f.adjacencyReady)) this.fillAdjacency();
   }
 
   /** Removes a document; returns whether it was there. */

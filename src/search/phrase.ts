@@ -4,6 +4,7 @@
  * compound's joined form, an id's parts). Phrases for the query language and adjacent pairs for the
  * proximity bonus; no text is re-read.
  */
+import { popcount } from './bits.js';
 import type { FieldIndex } from './field-index.js';
 import { TopK, topKIndices } from './top-k.js';
 
@@ -194,10 +195,4 @@ export function rewardProximity(
     if (count) scores[at] = score * (1 + (opts.weight * count) / pairs.length);
     best.offer(scores[at]);
   }
-}
-
-function popcount(n: number): number {
-  let count = 0;
-  for (let v = n >>> 0; v; v &= v - 1) count++;
-  return count;
 }

@@ -3,6 +3,7 @@
  * terms. A document's text is prepared once (SnippetText: where each word run is and its terms as ids),
  * so a query only compares integers; tokenizing bodies per result was most of a search's cost.
  */
+import { popcount } from './bits.js';
 import removeMarkdown from 'remove-markdown';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { Snippet, TextField } from './types.js';
@@ -271,12 +272,6 @@ function addBits(perBit: Int32Array, present: number, mask: number, by: 1 | -1):
     else present |= 1 << bit;
   }
   return present;
-}
-
-function popcount(n: number): number {
-  let count = 0;
-  for (let v = n >>> 0; v; v &= v - 1) count++;
-  return count;
 }
 
 /**
