@@ -11,6 +11,7 @@
  *
  *   git worktree add --detach ../wt-base main && (cd ../wt-base && npm ci)
  *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5] [--this-search '{"proximity":0}'] [--queries-only]
+ *     [--warm-passes 1] [--compiled]   (--compiled: run `npm run build` here first)
  *
  * Prints one JSON object: medians per side and the ratios this / base.
  */
@@ -32,6 +33,11 @@ const { values: args } = parseArgs({
     'this-search': { type: 'string' },
     // Only the queries (no SciFact builds): a quicker loop while working on query speed.
     'queries-only': { type: 'boolean', default: false },
+    // Untimed passes over the queries before the timed ones (the JIT's warm-up; 1 is the guard's protocol).
+    'warm-passes': { type: 'string', default: '1' },
+    // Each side's compiled dist/ (what users run; build this one first) instead of its src/ through tsx,
+    // whose keepNames wraps every closure a call creates in a __name call.
+    compiled: { type: 'boolean', default: false },
   },
 });
 
@@ -58,6 +64,10 @@ function rng(seed: number): () => number {
   };
 }
 
+/** A module of the checkout at `root`: its TypeScript source, or with --compiled its dist/ JavaScript. */
+const codeOf = (root: string, module: string) =>
+  args.compiled ? join(root, 'dist', `${module}.js`) : join(root, 'src', `${module}.ts`);
+
 type BuildResult = Pick<ChildResult, 'cold_build_ms' | 'warm_build_ms' | 'cold_cpu_ms' | 'warm_cpu_ms'>;
 type QueryResult = Pick<ChildResult, 'p50_ms' | 'p95_ms' | 'warm_ms'>;
 
@@ -74,7 +84,7 @@ async function buildChild(root: string): Promise<BuildResult> {
     body: d.text,
   }));
   const build = async () => {
-    const { OramaSearchService } = await import(join(root, 'src/search/orama-search-service.ts'));
+    const { OramaSearchService } = await import(codeOf(root, 'search/orama-search-service'));
     const cpu = process.cpuUsage();
     const t = performance.now();
     const service = new OramaSearchService();
@@ -98,7 +108,7 @@ async function buildChild(root: string): Promise<BuildResult> {
 
 /** The Backlog.md queries, in a process of their own, after one untimed pass over them. */
 async function queryChild(root: string): Promise<QueryResult> {
-  const { openBacklog, closeBacklog } = await import(join(root, 'src/service/open-backlog.ts'));
+  const { openBacklog, closeBacklog } = await import(codeOf(root, 'service/open-backlog'));
   const service = await openBacklog({
     dir: join(EVAL_DIR, 'backlog-md'),
     cacheDir: false,
@@ -131,7 +141,8 @@ async function queryChild(root: string): Promise<QueryResult> {
     const at = Math.floor(rand() * (words.length - len + 1));
     queries.push(words.slice(at, at + len).join(' '));
   }
-  for (const q of queries) await service.searchUnified(q, { limit: 20 });
+  for (let pass = 0; pass < Number(args['warm-passes']); pass++)
+    for (const q of queries) await service.searchUnified(q, { limit: 20 });
   const times: number[] = [];
   for (let pass = 0; pass < 3; pass++)
     for (const q of queries) {
@@ -154,6 +165,8 @@ function runChild(root: string): ChildResult {
       [
         ...['--import', 'tsx', fileURLToPath(import.meta.url), '--child', root, '--part', part],
         ...(args['this-search'] ? ['--this-search', args['this-search']] : []),
+        ...['--warm-passes', args['warm-passes']!],
+        ...(args.compiled ? ['--compiled'] : []),
       ],
       {
         cwd: ROOT,

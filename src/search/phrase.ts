@@ -68,14 +68,20 @@ export function adjacentPairs(
   let found = 0;
   let before = 0; // pairs whose first word stands at the previous position
   let here = 0; // ... at this position
+  // One pair (the usual case): its first word, compared directly.
+  const only = (open & (open - 1)) === 0 ? firsts[from + 31 - Math.clz32(open)] : -1;
   for (let k = 0; k < seq.length; k++) {
     const tok = seq[k];
     const id = tok >>> 1;
     if ((before | here) === 0) {
       // Nothing under way: only a pair's first word changes anything.
-      let m = open;
-      while (m !== 0 && firsts[from + 31 - Math.clz32(m & -m)] !== id) m &= m - 1;
-      if (m === 0) continue;
+      if (only >= 0) {
+        if (id !== only) continue;
+      } else {
+        let m = open;
+        while (m !== 0 && firsts[from + 31 - Math.clz32(m & -m)] !== id) m &= m - 1;
+        if (m === 0) continue;
+      }
     }
     if ((tok & 1) === 0) {
       before = here;
@@ -118,7 +124,10 @@ export interface ProximityOptions {
   candidates: number;
   /** How many of the best the caller shows (offset + limit); Infinity when it shows more (groups). */
   shown: number;
-  /** `docs` are already best first. */
+  /**
+   * `docs` begin with the best `candidates` of them (or all), the best `shown` of those first, best
+   * first (the scorer's `keep` gives them so); otherwise they are selected here.
+   */
   sorted?: boolean;
 }
 
@@ -127,11 +136,10 @@ export interface ProximityOptions {
  * 1 + weight × (the query's adjacent word pairs that stand next to each other in one of `fields` / its
  * adjacent pairs). `sequence` is the query's terms in order.
  *
- * Only what can change the shown page is checked. The candidates go best first, and the best `shown`
- * final scores so far are kept: once even the full bonus cannot lift a candidate above the lowest of
- * them, neither it nor any after it can reach the page, and they keep their scores unchecked. A
- * sequence is scanned only for the pairs the field's adjacency filter says it may hold, and only when
- * they could lift its candidate that far.
+ * Only what can change the shown page is checked. The best `shown` final scores so far are kept, the
+ * best candidates first: a candidate that even the full bonus cannot lift above the lowest of them
+ * cannot reach the page, and keeps its score unchecked. A sequence is scanned only for the pairs the
+ * field's adjacency filter says it may hold, and only when they could lift its candidate that far.
  */
 export function rewardProximity(
   /** Where adjacency counts, shortest first (title, then body): a pair found in one is not sought in the next. */
@@ -160,7 +168,7 @@ export function rewardProximity(
     const d = docs[at];
     const score = scores[at];
     const lowest = best.full ? best.worst! : -1;
-    if (score * (1 + opts.weight) < lowest * margin) break;
+    if (score * (1 + opts.weight) < lowest * margin) continue;
     // The pairs each field may hold adjacent in this document (its adjacency filter).
     let possible = 0;
     for (let c = 0; c < chunks; c++) {

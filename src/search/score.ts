@@ -34,7 +34,10 @@ export interface ScoreOptions {
   titleCoverage?: number;
   /** Index of the title among `fields` (-1: none). */
   titleField?: number;
-  /** Return only these matches, best first (score, then lowest id); `total` still counts all. */
+  /**
+   * Return only these matches: the best `keep.best` first, best first (score, then lowest id), then the
+   * others within its slack in no order (topKWithin); `total` still counts all.
+   */
   keep?: Keep;
 }
 

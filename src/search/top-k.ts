@@ -119,11 +119,11 @@ export function topKIndices(
 }
 
 /**
- * The best `best` of the first `length` scores, plus every other one within a factor `slack` of the
- * best-th, best first; when those are more than `atMost`, the best `atMost` instead. A bonus of up to
- * `slack` applied afterwards (the proximity bonus) can lift only these into the best `best`, and most
- * queries have far fewer of them than a fixed number of candidates: selecting 20 and sorting the few
- * within reach costs a third of selecting 100.
+ * The best `best` of the first `length` scores, best first, then every other one within a factor
+ * `slack` of the best-th, in no order; when those are more than `atMost` in all, the best `atMost`
+ * instead, best first. A bonus of up to `slack` applied afterwards (the proximity bonus) can lift only
+ * these into the best `best`, and most queries have far fewer of them than a fixed number of
+ * candidates: selecting 20 and listing the few within reach costs a third of selecting 100.
  */
 export function topKWithin(
   scores: ArrayLike<number>,
@@ -134,12 +134,14 @@ export function topKWithin(
   const top = topKIndices(scores, docs, Math.min(keep.best, length), length);
   if (keep.slack <= 1 || top.length === 0 || top.length === length) return top;
   // A hair below the exact factor: what the bonus could lift is never left out by rounding.
-  const floor = (scores[top[top.length - 1]] / keep.slack) * (1 - 1e-9);
-  let within = 0;
-  for (let i = 0; i < length; i++) if (scores[i] >= floor) within++;
+  const last = top[top.length - 1];
+  const floor = (scores[last] / keep.slack) * (1 - 1e-9);
+  // The ones the best `best` do not hold: below the best-th (ties: a higher id), above the floor.
+  const below = (i: number) =>
+    scores[i] < scores[last] || (scores[i] === scores[last] && docs[i] > docs[last]);
+  let within = top.length;
+  for (let i = 0; i < length; i++) if (scores[i] >= floor && below(i)) within++;
   if (within > keep.atMost) return topKIndices(scores, docs, keep.atMost, length);
-  if (within === top.length) return top;
-  const out: number[] = [];
-  for (let i = 0; i < length; i++) if (scores[i] >= floor) out.push(i);
-  return out.sort((a, b) => scores[b] - scores[a] || docs[a] - docs[b]);
+  for (let i = 0; i < length && top.length < within; i++) if (scores[i] >= floor && below(i)) top.push(i);
+  return top;
 }
