@@ -131,6 +131,8 @@ export interface ProximityOptions {
   sorted?: boolean;
 }
 
+const lower = (a: number, b: number) => a < b;
+
 /**
  * The proximity bonus, in place: each of the best `candidates` matches gets its score multiplied by
  * 1 + weight × (the query's adjacent word pairs that stand next to each other in one of `fields` / its
@@ -161,7 +163,7 @@ export function rewardProximity(
   const chunks = Math.ceil(pairs.length / 30);
   const maybe = new Int32Array(fields.length * chunks); // per field and chunk: the pairs it may hold
   const found = new Int32Array(chunks);
-  const best = new TopK<number>(Math.min(opts.shown, n), (a, b) => a < b);
+  const best = new TopK<number>(Math.min(opts.shown, n), lower);
   const margin = 1 - 1e-12;
   for (let j = 0; j < n; j++) {
     const at = order ? order[j] : j;
