@@ -1,10 +1,11 @@
 /**
  * Which documents may hold two terms next to each other in a field: a Bloom filter over the
  * (document, term, next term) triples of the field's token sequences (field-index.ts). "No" is certain;
- * "maybe" is wrong about 2-3% of the time. It costs 8 bits a pair it has room for (a field's tokens and a
- * quarter more: about 10 bits, 1.25 bytes, a token). The proximity bonus (phrase.ts) scans a document's sequence only
- * on a "maybe": on the Backlog.md folder's title queries, two scans in three found no pair, and they were
- * most of a query's time.
+ * "maybe" is wrong for about 1% of absent pairs when filled (measured on the Backlog.md bodies), up to
+ * about 3% when full. It costs 8 bits a pair it has room for: a field's tokens and a quarter more, about
+ * 1.25 bytes a token. The proximity bonus (phrase.ts) scans a document's sequence only on a "maybe": on
+ * the Backlog.md folder's title queries two scans in three found no pair, and scans were a fifth of a
+ * query's time.
  *
  * Bits are only ever set: a removed document's pairs stay until the filter is made anew, which happens
  * when more pairs were added than it was sized for (stale bits only cost a scan, never an answer).

@@ -221,7 +221,7 @@ export class FieldIndex {
 
   /**
    * False when term `second` (an id) never stands right after term `first` in the document's field;
-   * true when it may (about 1% of the false pairs too): a scan of `sequence` tells for sure. Until the
+   * true when it may (about 1% of the other pairs too): a scan of `sequence` tells for sure. Until the
    * document's pairs are in the adjacency filter, whether it has both terms (binary searches).
    */
   mayBeAdjacent(doc: number, first: number, second: number): boolean {
