@@ -589,3 +589,50 @@ describe('proximity', () => {
     );
   });
 });
+
+describe('proximity through the real index: the same answers before, during and after the adjacency filters fill', () => {
+  it('after a build, a restore and live changes', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { OramaSearchService } = await import('../src/search/orama-search-service.js');
+    const { BACKLOG_MD_FIXTURE } = await import('./helpers.js');
+    const files = (readdirSync(BACKLOG_MD_FIXTURE, { recursive: true }) as string[]).filter((f) =>
+      f.endsWith('.md'),
+    );
+    const docs = files.map((f) => {
+      const text = readFileSync(join(BACKLOG_MD_FIXTURE, f), 'utf8');
+      return { id: f, title: text.match(/^title: (.*)$/m)?.[1] ?? f, body: text, path: f };
+    });
+    // Two to four words in a row from the bodies: pairs that stand adjacent somewhere, and some not.
+    const words = docs.flatMap((d) => d.body.split(/\s+/).filter((w) => /^\p{L}{3,}$/u.test(w)));
+    const queries = Array.from({ length: 60 }, (_, i) => {
+      const at = (i * 7919) % (words.length - 4);
+      return words.slice(at, at + 2 + (i % 3)).join(' ');
+    });
+    const answer = (engine: InstanceType<typeof OramaSearchService>) =>
+      queries.map((q) => engine.search({ query: q, limit: 5 }));
+    const engine = new OramaSearchService();
+    await engine.build(docs);
+    const before = answer(engine); // nothing filled yet: the postings decide
+    await engine.warmedUp();
+    expect(answer(engine)).toEqual(before);
+    expect(before.some((r) => r.hits.length > 0)).toBe(true);
+
+    const again = new OramaSearchService();
+    again.restore(await engine.serialize(), docs);
+    expect(answer(again)).toEqual(before);
+    await again.warmedUp();
+    expect(answer(again)).toEqual(before);
+
+    // A changed document's new pairs count at once; its old ones no longer do.
+    const changed = { ...docs[0], body: `${docs[0].body}\n\nzebra quokka` };
+    engine.upsert(changed);
+    again.upsert(changed);
+    const fresh = new OramaSearchService();
+    await fresh.build([changed, ...docs.slice(1)]);
+    for (const e of [engine, again, fresh]) {
+      expect(e.search({ query: 'zebra quokka', limit: 1 }).hits[0]?.id).toBe(docs[0].id);
+      expect(answer(e)).toEqual(answer(fresh));
+    }
+  });
+});
