@@ -29,6 +29,7 @@ import os from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { compileBench } from './compile.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -281,21 +282,7 @@ async function prepareTree(code: 'baseline' | 'current', ref: string): Promise<s
 
 /** Compiles the tree's bench/hybrid-ready.ts and the embedding worker into a temporary folder. */
 async function compile(tree: string): Promise<string> {
-  const out = await mkdtemp(join(os.tmpdir(), 'bs-ready-out-'));
-  await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
-  await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-  execFileSync(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      join(tree, 'bench', 'hybrid-ready.ts'),
-      join(tree, 'src', 'embeddings', 'worker.ts'),
-      ...['--outDir', out, '--rootDir', tree, '--module', 'nodenext', '--moduleResolution', 'nodenext'],
-      ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop'],
-      ...['--resolveJsonModule', '--types', 'node'],
-    ],
-    { cwd: ROOT, stdio: ['ignore', 2, 2] },
-  );
+  const out = await compileBench(tree, 'hybrid-ready');
   // The judged queries are read next to the compiled dev-set code.
   cpSync(join(ROOT, 'bench', 'devset', 'backlog-md'), join(out, 'bench', 'devset', 'backlog-md'), {
     recursive: true,

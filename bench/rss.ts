@@ -22,13 +22,13 @@
  *
  * bench/hybrid-perf.ts spawns this script for the RSS row of docs/performance.md.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { compileBench } from './compile.js';
 import type { SemanticSearch } from '../src/embeddings/semantic-search.js';
 
 type Phase = 'cold' | 'warm';
@@ -245,27 +245,7 @@ async function measure(phase: Phase) {
 
 /** Compiles this script (and the worker, which nothing imports statically) into a temporary folder. */
 async function compile(): Promise<string> {
-  const out = await mkdtemp(join(tmpdir(), 'bs-rss-'));
-  try {
-    await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
-    await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-    execFileSync(
-      process.execPath,
-      [
-        join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-        join(ROOT, 'bench', 'rss.ts'),
-        join(ROOT, 'src', 'embeddings', 'worker.ts'),
-        ...['--outDir', out, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext'],
-        ...['--target', 'es2022', '--strict', '--skipLibCheck', '--esModuleInterop'],
-        ...['--resolveJsonModule', '--types', 'node'],
-      ],
-      { cwd: ROOT, stdio: ['ignore', 2, 2] }, // tsc reports on stdout: keep it for the JSON
-    );
-  } catch (err) {
-    await rm(out, { recursive: true, force: true });
-    throw err;
-  }
-  return join(out, 'bench', 'rss.js');
+  return join(await compileBench(ROOT, 'rss'), 'bench', 'rss.js');
 }
 
 /** Runs one phase in a new process (the compiled script, or this one under tsx) and returns its JSON. */
