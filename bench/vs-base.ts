@@ -13,7 +13,8 @@
  *   npx tsx bench/vs-base.ts --base ../wt-base [--rounds 5] [--this-search '{"proximity":0}'] [--queries-only]
  *     [--warm-passes 1] [--compiled]   (--compiled: run `npm run build` here first)
  *
- * Prints one JSON object: medians per side and the ratios this / base.
+ * Prints one JSON object: medians per side, the ratios this / base of those medians, and the median of
+ * each round's own ratio (`paired`).
  */
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -224,6 +225,8 @@ async function main(): Promise<void> {
   };
   const a = summary(sides.base);
   const b = summary(sides.this);
+  const pairedRatio = (k: keyof ChildResult) =>
+    Number(median(sides.this.map((t, r) => t[k] / sides.base[r][k])).toFixed(2));
   const ratio = (k: keyof ChildResult) =>
     a[k] === undefined || b[k] === undefined ? undefined : Number((b[k] / a[k]).toFixed(2));
   const result = {
@@ -238,6 +241,13 @@ async function main(): Promise<void> {
       backlog_md_p50: ratio('p50_ms'),
       backlog_md_p95: ratio('p95_ms'),
       backlog_md_warm: ratio('warm_ms'),
+    },
+    // The median of each round's own ratio: the two sides of a round ran back to back, so a burst of
+    // load on this shared machine moves both (the ratio of medians pairs rounds that did not).
+    paired: {
+      backlog_md_p50: pairedRatio('p50_ms'),
+      backlog_md_p95: pairedRatio('p95_ms'),
+      per_round_p95: sides.this.map((t, r) => Number((t.p95_ms / sides.base[r].p95_ms).toFixed(2))),
     },
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
