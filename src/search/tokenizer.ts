@@ -78,7 +78,6 @@ const RUN = new RegExp(
   String.raw`([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?!${W})|${WS}${W}*(?:[\-_]${WS}${W}*)*|([[\p{L}\p{M}\p{N}]&&[${SEGMENTED}]]+)`,
   'gv',
 );
-/** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs, other letters with their marks. */
 /**
  * Every match of RUN in `text`, by `exec`: `matchAll` runs on a copy of the expression, and a copy of one
  * this size is compiled again (10 ms on a server's first query).
@@ -89,6 +88,7 @@ function runMatches(text: string): RegExpExecArray[] {
   for (let m = RUN.exec(text); m !== null; m = RUN.exec(text)) out.push(m);
   return out;
 }
+/** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs, other letters with their marks. */
 const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
