@@ -132,7 +132,8 @@ export function topKWithin(
   keep: { best: number; slack: number; atMost: number },
 ): number[] {
   const top = topKIndices(scores, docs, Math.min(keep.best, length), length);
-  if (keep.slack <= 1 || top.length === 0 || top.length === length) return top;
+  // Nothing past the best `best` to add: no slack, every match kept already, or no room for more.
+  if (keep.slack <= 1 || top.length === 0 || top.length === length || top.length >= keep.atMost) return top;
   // A hair below the exact factor: what the bonus could lift is never left out by rounding.
   const last = top[top.length - 1];
   const floor = (scores[last] / keep.slack) * (1 - 1e-9);
