@@ -17,13 +17,13 @@ import { IdRouter } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
 import { indexVocabulary } from './vocabulary.js';
 import { correctWords, type Correction, type SuggestVocabulary } from './suggest.js';
-import { TopK, topKIndices } from './top-k.js';
+import { TopK, topKIndices, type Keep } from './top-k.js';
 
 export { topKIndices };
 import { buildWhere } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
-import type { Keep, QueryTermGroup } from './score.js';
+import type { QueryTermGroup } from './score.js';
 import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
 import { languageSample, type LanguagePlanState } from './language-mix.js';
@@ -235,7 +235,8 @@ export class LexicalIndex {
 
   /**
    * Fills the proximity fields' adjacency filters in the background, a slice of about 100,000 tokens
-   * per tick (Backlog.md's 700 files: 3 slices). Until a document is in, proximity scans its tokens.
+   * per tick (Backlog.md's 700 files: 3 slices). Until a document is in, its postings say whether it
+   * may hold a pair (both words), as before the filters.
    */
   private fillAdjacency(): void {
     this.adjacencyWork.start(() => {

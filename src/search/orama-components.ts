@@ -14,7 +14,8 @@
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
-import { LengthNorms, ScoreScratch, scoreBm25f, type Keep, type QueryTermGroup } from './score.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
+import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 
 const defaultIndex = oramaIndex.createIndex();

@@ -1,6 +1,6 @@
 import { idf, lengthNormInverse, saturate } from './bm25.js';
 import type { FieldIndex } from './field-index.js';
-import { topKWithin } from './top-k.js';
+import { topKWithin, type Keep } from './top-k.js';
 
 /** An index term that counts for a query word, with how much it counts and where. */
 export interface TermAlternative {
@@ -39,16 +39,6 @@ export interface ScoreOptions {
    * others within its slack in no order (topKWithin); `total` still counts all.
    */
   keep?: Keep;
-}
-
-/** The matches a caller needs when it shows a page of `best`: see topKWithin. */
-export interface Keep {
-  /** The best this many. */
-  best: number;
-  /** And every match within this factor of the best-th: a bonus of up to it may lift one into the page (1: none). */
-  slack: number;
-  /** At most this many in all (at least `best`). */
-  atMost: number;
 }
 
 /**

@@ -118,6 +118,16 @@ export function topKIndices(
   return out;
 }
 
+/** The matches a caller needs when it shows a page of `best`: see topKWithin. */
+export interface Keep {
+  /** The best this many. */
+  best: number;
+  /** And every match within this factor of the best-th: a bonus of up to it may lift one into the page (1: none). */
+  slack: number;
+  /** At most this many in all (at least `best`). */
+  atMost: number;
+}
+
 /**
  * The best `best` of the first `length` scores, best first, then every other one within a factor
  * `slack` of the best-th, in no order; when those are more than `atMost` in all, the best `atMost`
@@ -129,7 +139,7 @@ export function topKWithin(
   scores: ArrayLike<number>,
   docs: ArrayLike<number>,
   length: number,
-  keep: { best: number; slack: number; atMost: number },
+  keep: Keep,
 ): number[] {
   const top = topKIndices(scores, docs, Math.min(keep.best, length), length);
   // Nothing past the best `best` to add: no slack, every match kept already, or no room for more.
