@@ -12,6 +12,7 @@ import MiniSearch from 'minisearch';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { rng } from './scale-corpus.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { percentile } from '../src/eval/metrics.js';
 
@@ -30,17 +31,6 @@ const { values: args } = parseArgs({
   },
 });
 const limit = Number(args.limit);
-
-/** A seeded generator (mulberry32), so every run asks the same queries. */
-function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const service = await openBacklog({ dir: args.dir, cacheDir: false, embeddings: 'none' });
 const items = service.ids().map((id) => service.get(id));

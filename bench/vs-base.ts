@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { rng } from './scale-corpus.js';
 import { percentile } from '../src/eval/metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -52,17 +53,6 @@ interface ChildResult {
   p95_ms: number;
   /** From the end of `openBacklog` until the languages settled and the snippet bodies are prepared. */
   warm_ms: number;
-}
-
-/** A seeded generator (mulberry32), the one bench/unified.ts uses. */
-function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A module of the checkout at `root`: its TypeScript source, or with --compiled its dist/ JavaScript. */
