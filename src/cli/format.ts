@@ -1,6 +1,7 @@
 import type { GetEntry, ListResponse, SearchResponse } from '../service/backlog-service.js';
 import { atLeast, type DiagnosticsReport } from '../service/diagnostics.js';
-import type { DiagnosticLevel } from '../storage/types.js';
+import type { DiagnosticLevel, TaskState } from '../storage/types.js';
+import { kindLabel, stateNote } from '../service/summary.js';
 import { highlight, highlightStems, plain, terminalSafe, type Style } from './style.js';
 
 /** The filters a command was given, as its flags: `--type epic --status done`; '' when none. */
@@ -12,6 +13,10 @@ export function describeFilters(flags: Record<string, unknown>): string {
 }
 
 const clean = (text: string) => terminalSafe(text);
+
+/** `[archived]  ` before a title on the short lines (groups, related) when the item is not live. */
+const noted = (r: { state: TaskState | null }, style: Style) =>
+  stateNote(r.state) ? `${style.dim(`[${stateNote(r.state)}]`)}  ` : '';
 
 /** Human output: one line per hit, its snippet under it, the query's words marked when `style` colours. */
 export function formatSearch(res: SearchResponse, style: Style = plain, filters = '', offset = 0): string {
@@ -29,7 +34,7 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
   const stems = style.isColorSupported ? highlightStems(res.query) : [];
   const mark = (text: string) => highlight(clean(text), stems, (w) => style.bold(style.yellow(w)));
   for (const r of res.results) {
-    const kind = r.status ? `${r.type}/${clean(r.status)}` : r.type;
+    const kind = clean(kindLabel(r));
     const score = r.score !== undefined ? style.dim(`  ${r.score.toFixed(3)}`) : '';
     const semantic = r.match === 'semantic' ? style.magenta('  [semantic]') : '';
     lines.push(
@@ -40,14 +45,14 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
   if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   for (const g of res.groups ?? []) {
     lines.push('', style.bold(`${g.key} (${g.count})`));
-    for (const r of g.results) lines.push(`  ${style.cyan(clean(r.id))}  ${clean(r.title)}`);
+    for (const r of g.results) lines.push(`  ${style.cyan(clean(r.id))}  ${noted(r, style)}${clean(r.title)}`);
   }
   if (res.related?.length) {
     lines.push('', style.bold('related:'));
     const label = { parent: 'parent of', children: 'child of', references: 'linked to' };
     for (const r of res.related)
       lines.push(
-        `  ${style.cyan(clean(r.id))}  ${style.dim(`[${label[r.relation]} ${clean(r.via)}, ${r.distance} hop${r.distance > 1 ? 's' : ''}]`)}  ${clean(r.title)}`,
+        `  ${style.cyan(clean(r.id))}  ${noted(r, style)}${style.dim(`[${label[r.relation]} ${clean(r.via)}, ${r.distance} hop${r.distance > 1 ? 's' : ''}]`)}  ${clean(r.title)}`,
       );
   }
   return lines.join('\n');
@@ -55,10 +60,19 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
 
 /** One line per item; when nothing is listed, a sentence that says why (no items, or the filters). */
 export function formatList(res: ListResponse, style: Style = plain, filters = '', offset = 0): string {
+  const notShown = Object.entries(res.not_shown ?? {}).map(([state, n]) => `${n} ${state}`);
+  const more = notShown.length ? `Not shown: ${notShown.join(', ')} (--state all shows them).` : '';
   if (res.total === 0)
-    return filters
-      ? `Nothing matched ${filters}.${/--status /.test(filters) ? ` Statuses in this backlog: ${res.statuses.map(clean).join(', ')}.` : ''}`
-      : 'The backlog has no items.';
+    return [
+      filters
+        ? `Nothing matched ${filters}.${/--status /.test(filters) ? ` Statuses in this backlog: ${res.statuses.map(clean).join(', ')}.` : ''}`
+        : notShown.length
+          ? 'No live items.'
+          : 'The backlog has no items.',
+      more,
+    ]
+      .filter(Boolean)
+      .join(' ');
   const counts = Object.entries(res.counts_by_status)
     .map(([k, v]) => `${clean(k)}: ${v}`)
     .join(', ');
@@ -71,9 +85,10 @@ export function formatList(res: ListResponse, style: Style = plain, filters = ''
   const lines = [`${res.total} item${res.total === 1 ? '' : 's'}${shown} (${counts})`];
   for (const r of res.results)
     lines.push(
-      `${style.cyan(clean(r.id))}  ${style.dim(`[${r.status ? `${r.type}/${clean(r.status)}` : r.type}]`)}  ${clean(r.title)}`,
+      `${style.cyan(clean(r.id))}  ${style.dim(`[${clean(kindLabel(r))}]`)}  ${clean(r.title)}`,
     );
   if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
+  if (more) lines.push(style.dim(more));
   return lines.join('\n');
 }
 
@@ -86,6 +101,7 @@ export function formatGet(entries: GetEntry[], style: Style = plain): string {
       const meta = [
         `type: ${i.type}`,
         i.status && `status: ${i.status}`,
+        stateNote(i.state) && `state: ${i.state}`,
         i.parent_id && `parent: ${i.parent_id}`,
         i.tags.length && `tags: ${i.tags.join(', ')}`,
         `path: ${i.path}`,

@@ -72,8 +72,15 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
 
 function filterOptions(cmd: Command): Command {
   return cmd
-    .option('-t, --type <types>', 'task, epic, resource (comma-separated)')
+    .option(
+      '-t, --type <types>',
+      'comma-separated: task, epic, resource (native); task, document, decision, milestone (Backlog.md)',
+    )
     .option('-s, --status <statuses>', 'statuses (comma-separated)')
+    .option(
+      '--state <states>',
+      'active, draft, completed, archived, or all (list shows active tasks and documents by default)',
+    )
     .option('-p, --parent <ids>', 'items under these ids, at any depth')
     .option('--tag <tags>', 'any of these tags')
     .option('--author <authors>', 'any of these authors')
@@ -84,8 +91,8 @@ function filterOptions(cmd: Command): Command {
 
 /** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
 function filterFlags(o: Record<string, unknown>): string {
-  const { type, status, parent, tag, author, path, folder, fileType } = o;
-  return describeFilters({ type, status, parent, tag, author, path, folder, 'file-type': fileType });
+  const { type, status, state, parent, tag, author, path, folder, fileType } = o;
+  return describeFilters({ type, status, state, parent, tag, author, path, folder, 'file-type': fileType });
 }
 
 function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
@@ -93,6 +100,7 @@ function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
   const map: Record<string, string> = {
     type: 'types',
     status: 'status',
+    state: 'state',
     parent: 'parent_id',
     tag: 'tags',
     author: 'author',

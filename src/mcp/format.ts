@@ -11,7 +11,8 @@ import type {
   WriteResult,
 } from '../service/backlog-service.js';
 import { resourceUri } from '../storage/parse.js';
-import type { BacklogItem } from '../storage/types.js';
+import type { BacklogItem, TaskState } from '../storage/types.js';
+import { stateNote } from '../service/summary.js';
 import type { ToolOutput } from './tool.js';
 
 /** A task id as this backlog writes them, for examples in tool descriptions (`TASK-0001`, `BACK-12`). */
@@ -25,10 +26,14 @@ export function oneLine(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** `Done` for a task (the id says it is one), `epic/open`, `document`: the bracketed label of a line. */
-export function kindOf(x: { type: string; status: string | null }): string {
-  if (!x.status) return x.type;
-  return x.type === 'task' ? x.status : `${x.type}/${x.status}`;
+/**
+ * `Done` for a task (the id says it is one), `epic/open`, `document`, and the state of one that is not
+ * live (`In Progress, archived`): the bracketed label of a line.
+ */
+export function kindOf(x: { type: string; status: string | null; state?: TaskState | null }): string {
+  const kind = !x.status ? x.type : x.type === 'task' ? x.status : `${x.type}/${x.status}`;
+  const note = stateNote(x.state);
+  return note ? `${kind}, ${note}` : kind;
 }
 
 /** Cuts `text` to at most `max` characters from `start` without splitting a surrogate pair. */
@@ -44,6 +49,7 @@ export interface ItemView extends Pick<
   | 'id'
   | 'title'
   | 'status'
+  | 'state'
   | 'parent_id'
   | 'path'
   | 'tags'
@@ -71,6 +77,7 @@ export function itemView(item: BacklogItem, maxChars: number, offset: number): I
     type: item.type,
     title: item.title,
     status: item.status,
+    state: item.state,
     parent_id: item.parent_id,
     path: item.path,
     uri: resourceUri(item.path),

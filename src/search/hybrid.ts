@@ -69,6 +69,8 @@ export interface DocFacts {
   idKey: string;
   type?: string;
   updatedMs?: number;
+  /** Archived (Backlog.md's archive/): the score is times `HybridInput.archivedWeight`. */
+  archived?: boolean;
 }
 
 export interface HybridInput {
@@ -80,6 +82,8 @@ export interface HybridInput {
   queryIdKey?: string;
   facts: (id: string) => DocFacts;
   nowMs?: number;
+  /** The lexical side's SearchSettings.archivedWeight, so both modes rank archived work alike (default 1). */
+  archivedWeight?: number;
 }
 
 export interface HybridHit {
@@ -129,9 +133,10 @@ export function hybridRank(
       m.type ? typeMultiplier(f.type) : 1,
       m.recency ? recencyMultiplier(f.updatedMs ?? 0, now) : 1,
     ]);
+    const archived = f.archived ? (input.archivedWeight ?? 1) : 1;
     out.push({
       id,
-      score: base * factor,
+      score: base * factor * archived,
       lexical: lexScores.get(id) ?? null,
       vector: vecScores.get(id) ?? null,
     });

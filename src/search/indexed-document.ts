@@ -62,7 +62,8 @@ export function toIndexed(doc: SearchDocument): IndexedDocument {
   };
   if (doc.type) out.type = doc.type;
   if (doc.status) out.status_key = statusKey(doc.status);
-  if (doc.state) out.state = doc.state;
+  // Documents get `none`, so one filter can ask for "active tasks and every document" (list's default).
+  out.state = doc.state ?? 'none';
   if (doc.author) out.author_key = doc.author.toLowerCase();
   if (doc.path) out.path = doc.path;
   if (doc.file_type) out.file_type = doc.file_type.toLowerCase();

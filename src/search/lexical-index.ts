@@ -13,6 +13,7 @@ import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
 import { Background } from './background.js';
+import { grownUint8 } from './typed-arrays.js';
 import { IdRouter } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
 import { indexVocabulary } from './vocabulary.js';
@@ -55,6 +56,11 @@ export interface SearchSettings {
   /** Up to this share more for a document whose title holds the query's words (all of them: the full share). */
   titleCoverage: number;
   /**
+   * Score times this for an archived item (Backlog.md's archive/): search covers archived work but ranks
+   * it after live items of similar relevance (1: no difference). docs/formats.md has the measurement.
+   */
+  archivedWeight: number;
+  /**
    * Up to this share more for a document in whose title or body the query's words stand next to each
    * other, as in the query (each adjacent pair counts its part); applied to the best 100 matches.
    */
@@ -70,6 +76,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   coordination: 0,
   titleCoverage: 0.75,
   proximity: 0.25,
+  archivedWeight: 0.8,
 };
 
 /** The best matches that the proximity bonus re-ranks (the rest keep their BM25F order below them). */
@@ -100,6 +107,8 @@ export class LexicalIndex {
   onReanalyzed: () => void = () => undefined;
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
+  /** 1 at the internal id of an archived document (its score is times `archivedWeight`). */
+  private archived: Uint8Array = new Uint8Array(0);
 
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
@@ -127,6 +136,7 @@ export class LexicalIndex {
       },
     });
     this.router.clear();
+    this.archived = new Uint8Array(0);
   }
 
   /** Number of indexed documents. */
@@ -159,9 +169,10 @@ export class LexicalIndex {
     const languages = this.analyzer.languages;
     languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const doc of Object.values(all)) {
+    for (const [internal, doc] of Object.entries(all)) {
       this.router.add({ id: doc.id, path: doc.path });
       languages.count(doc.lang, 1);
+      this.markArchived(Number(internal), doc.state === 'archived');
     }
     this.fillAdjacency();
   }
@@ -273,6 +284,7 @@ export class LexicalIndex {
       this.inserting = undefined;
     }
     this.analyzer.languages.count(language, 1);
+    this.markArchived(this.internalId(doc.id), doc.state === 'archived');
     // Orama keeps the inserted object as the stored document. Once the text is in the postings, the
     // stored copy needs only the filter keys: the text lives in BacklogService, not twice in memory
     // and in the persisted index (removal reads the forward index, not the text).
@@ -287,6 +299,7 @@ export class LexicalIndex {
     const existed = Boolean(doc);
     if (doc) {
       this.analyzer.languages.count(doc.lang, -1);
+      this.markArchived(this.internalId(id), false);
       remove(this.db, id);
     }
     this.router.remove(id);
@@ -328,6 +341,18 @@ export class LexicalIndex {
     );
   }
 
+  private markArchived(internalId: number, archived: boolean): void {
+    if (!archived && internalId >= this.archived.length) return;
+    this.archived = grownUint8(this.archived, internalId + 1);
+    this.archived[internalId] = archived ? 1 : 0;
+  }
+
+  /** The archived documents and their weight, for the scorer; undefined when none is archived or it is off. */
+  private demoted(): { ids: Uint8Array; weight: number } | undefined {
+    const weight = this.settings.archivedWeight;
+    return weight !== 1 && this.archived.length > 0 ? { ids: this.archived, weight } : undefined;
+  }
+
   private score(
     groups: QueryTermGroup[],
     conjunctive: boolean,
@@ -343,6 +368,7 @@ export class LexicalIndex {
       conjunctive,
       filter,
       keep,
+      this.demoted(),
     );
   }
 
@@ -488,7 +514,8 @@ export class LexicalIndex {
       const matches =
         evaluateQuery(parseRawQuery(query), this.queryContext(filter), req.conjunctive ?? false) ?? new Map();
       docs = [...matches.keys()];
-      scores = docs.map((d) => matches.get(d)!.score);
+      const demoted = this.demoted();
+      scores = docs.map((d) => matches.get(d)!.score * (demoted?.ids[d] === 1 ? demoted.weight : 1));
       masks = docs.map((d) => matches.get(d)!.mask);
     } else {
       const vocab = this.vocabulary();

@@ -84,6 +84,7 @@ export function runBm25f(
   conjunctive: boolean,
   filter?: Set<number>,
   keep?: Keep,
+  demoted?: { ids: Uint8Array; weight: number },
 ) {
   const state = store.bm25f;
   const size = internalIdCapacity(store);
@@ -105,6 +106,8 @@ export function runBm25f(
       titleCoverage: config.titleCoverage ?? 0,
       titleField: state.fieldNames.indexOf('title'),
       keep,
+      demoted: demoted?.ids,
+      demotion: demoted?.weight,
     },
     state.scratch,
   );

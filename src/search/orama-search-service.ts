@@ -399,8 +399,10 @@ export class OramaSearchService implements SearchEngine {
             idKey: idKey(f.id),
             type: f.type,
             updatedMs: f.updatedMs,
+            archived: f.state === 'archived',
           };
         },
+        archivedWeight: this.lexical.settings.archivedWeight,
       },
       this.hybridSettings,
     );
@@ -456,6 +458,7 @@ export class OramaSearchService implements SearchEngine {
       type: f.type,
       title: f.title,
       status: f.status,
+      state: f.state,
       parent_id: f.parent_id,
       path: f.path,
       snippet: this.results.snippet(hit.id, bits, queryTerms, hit.matched_fields),

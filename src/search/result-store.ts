@@ -12,7 +12,7 @@ import { Background } from './background.js';
 import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
-import type { ItemType } from '../storage/types.js';
+import type { ItemType, TaskState } from '../storage/types.js';
 
 /** The fields of a result, as the document was indexed. */
 export interface ResultFields {
@@ -20,6 +20,7 @@ export interface ResultFields {
   type: ItemType;
   title: string;
   status: string | null;
+  state: TaskState | null;
   parent_id: string | null;
   path: string;
   updatedMs: number;
@@ -58,6 +59,7 @@ export class ResultStore {
         type: doc.type ?? 'resource',
         title: doc.title,
         status: doc.status ?? null,
+        state: doc.state ?? null,
         parent_id: doc.parent_id ?? null,
         path: doc.path ?? doc.id,
         updatedMs: doc.updated_ms ?? 0,

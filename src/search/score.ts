@@ -34,6 +34,9 @@ export interface ScoreOptions {
   titleCoverage?: number;
   /** Index of the title among `fields` (-1: none). */
   titleField?: number;
+  /** Score times `demotion` for the internal ids set here (archived items: SearchSettings.archivedWeight). */
+  demoted?: Uint8Array;
+  demotion?: number;
   /**
    * Return only these matches: the best `keep.best` first, best first (score, then lowest id), then the
    * others within its slack in no order (topKWithin); `total` still counts all.
@@ -197,12 +200,14 @@ export function scoreBm25f(
   const coordination = opts.coordination ?? 0;
   const titleCoverage = titleField >= 0 ? (opts.titleCoverage ?? 0) : 0;
   const words = groups.length;
+  const { demoted, demotion = 1 } = opts;
   for (let i = 0; i < nAll; i++) {
     const d = touchedAll[i];
     if (matched[d] >= required && (!opts.filter || opts.filter.has(d))) {
       let score = total[d];
       if (coordination && matched[d] < words) score *= (matched[d] / words) ** coordination;
       if (titleCoverage) score *= 1 + (titleCoverage * inTitle[d]) / words;
+      if (demoted !== undefined && demoted[d] === 1) score *= demotion;
       touchedAll[n] = d;
       scores[n] = score;
       masks[n] = mask[d];

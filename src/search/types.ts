@@ -33,8 +33,8 @@ export type TextField = (typeof TEXT_FIELDS)[number];
 export interface SearchFilters {
   types?: ItemType[];
   status?: string[];
-  /** Task states (active, completed, archived, draft). */
-  state?: TaskState[];
+  /** Task states (active, completed, archived, draft); `none` matches the items that have no state (documents). */
+  state?: (TaskState | 'none')[];
   /** The items themselves and all their descendants. */
   parent_id?: string[];
   tags?: string[];
@@ -161,6 +161,8 @@ export interface SearchResult {
   type: ItemType;
   title: string;
   status: string | null;
+  /** Where a task stands (active, draft, completed, archived, from its folder); null for documents. */
+  state: TaskState | null;
   parent_id: string | null;
   /** Relative to the backlog root. */
   path: string;

@@ -13,7 +13,7 @@ import type { SearchFilters } from '../search/types.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
 import { statusKey } from '../storage/ids.js';
-import type { BacklogItem } from '../storage/types.js';
+import { TASK_STATES, type BacklogItem, type TaskState } from '../storage/types.js';
 import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
@@ -254,12 +254,16 @@ export class BacklogService {
   }
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
-  list(filters: ListOptionsInput = {}): ListResponse {
-    const parsed = listOptionsSchema.safeParse(filters);
+  list(input: ListOptionsInput = {}): ListResponse {
+    const parsed = listOptionsSchema.safeParse(input);
     if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
     const opts = parsed.data;
     this.checkFilterValues(opts);
-    const found = this.index.search({ query: '', filters: filtersOf(opts), limit: Number.MAX_SAFE_INTEGER });
+    // Without a `state`, list shows what the backlog's own tool lists: live tasks and the documents.
+    const filters = filtersOf(opts);
+    const live = opts.state === undefined;
+    if (live) filters.state = [...LIVE_STATES];
+    const found = this.index.search({ query: '', filters, limit: Number.MAX_SAFE_INTEGER });
     let items = found.hits.map((h) => this.store.byId(h.id)!);
     items = sortItems(items, opts.sort, this.statuses());
     const counts: Record<string, number> = {};
@@ -275,6 +279,20 @@ export class BacklogService {
       statuses: this.statuses(),
     };
     if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
+    if (live) {
+      // What the default left out, so that "nothing in progress" is never said of archived work unseen.
+      const others = this.index.search({
+        query: '',
+        filters: { ...filters, state: TASK_STATES.filter((s) => !LIVE_STATES.includes(s)) },
+        limit: Number.MAX_SAFE_INTEGER,
+      });
+      const hidden: Partial<Record<TaskState, number>> = {};
+      for (const h of others.hits) {
+        const state = this.store.byId(h.id)!.state!;
+        hidden[state] = (hidden[state] ?? 0) + 1;
+      }
+      if (others.total > 0) response.not_shown = hidden;
+    }
     return response;
   }
 
@@ -388,7 +406,11 @@ export class BacklogService {
 }
 
 /** The filters of a request, as the search takes them (the one schema has already typed them). */
-function filtersOf(opts: SearchFilters): SearchFilters {
-  const { types, status, state, parent_id, tags, author, path, folder, file_type } = opts;
+function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[] }): SearchFilters {
+  const { types, status, parent_id, tags, author, path, folder, file_type } = opts;
+  const state = opts.state?.includes('all') ? undefined : (opts.state as TaskState[] | undefined);
   return { types, status, state, parent_id, tags, author, path, folder, file_type };
 }
+
+/** The states `list` shows when none is asked for; `none` is every item without a state (documents). */
+const LIVE_STATES: readonly (TaskState | 'none')[] = ['active', 'none'];

@@ -21,6 +21,8 @@ export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
     );
 
 const typeValue = z.enum(ITEM_TYPES);
+/** The `state` filter's values: the task states, and `all` for no state filter. */
+export const STATE_FILTER_VALUES = [...TASK_STATES, 'all'] as const;
 const filterValue = z.string().max(MAX_FILTER_VALUE_CHARS);
 
 /** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
@@ -35,9 +37,11 @@ export const filterShape = {
     .optional()
     .describe("the backlog's statuses, any case and spacing (listed by backlog_list)"),
   state: oneOrMany(filterValue)
-    .pipe(z.array(z.enum(TASK_STATES)))
+    .pipe(z.array(z.enum(STATE_FILTER_VALUES)))
     .optional()
-    .describe('tasks that are active, completed, archived or draft (Backlog.md folders)'),
+    .describe(
+      "where a task stands, from its folder: active, draft, completed, archived, or all. Default: list shows what the backlog's own tool lists (Backlog.md: active tasks and documents); search covers all, archived ranked lower",
+    ),
   parent_id: oneOrMany(filterValue)
     .optional()
     .describe('items under these ids, at any depth, and the items themselves'),
@@ -182,7 +186,7 @@ function hintFor(field: string, known: string[]): string {
     case 'types':
       return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
     case 'state':
-      return `Use one or more of: ${TASK_STATES.join(', ')}.`;
+      return `Use one or more of: ${STATE_FILTER_VALUES.join(', ')}.`;
     case 'limit':
       return 'Pass limit as an integer from 1 to 100.';
     case 'offset':

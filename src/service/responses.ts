@@ -1,6 +1,6 @@
 /** What BacklogService answers: the shapes the library returns and every surface passes on. */
 import type { SearchOutcome, SearchMode } from '../search/types.js';
-import type { BacklogItem, ItemType } from '../storage/types.js';
+import type { BacklogItem, ItemType, TaskState } from '../storage/types.js';
 import type { ItemSummary } from './summary.js';
 
 export interface SearchResponse extends Omit<SearchOutcome, 'mode' | 'warnings'> {
@@ -19,6 +19,11 @@ export interface ListResponse {
   /** The backlog's statuses: the configured ones in board order, then any other in use (any case and spacing matches). */
   statuses: string[];
   next_offset?: number;
+  /**
+   * Without a `state` filter, list shows live items only (active tasks and documents); this counts, by
+   * state, the items the other filters matched that it left out (`state: "all"` or a state shows them).
+   */
+  not_shown?: Partial<Record<TaskState, number>>;
 }
 
 export type GetEntry =

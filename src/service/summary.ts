@@ -27,3 +27,18 @@ export function summarize(item: BacklogItem): ItemSummary {
     state: item.state,
   };
 }
+
+/**
+ * The label's note for an item that is not live: `archived`, `draft`, `completed`; '' for active tasks
+ * and for documents. Every text surface shows it, so archived work never reads as open.
+ */
+export function stateNote(state: TaskState | null | undefined): string {
+  return state && state !== 'active' ? state : '';
+}
+
+/** `task/In Progress, archived`, `epic/open`, `document`: the bracketed label of a text line. */
+export function kindLabel(x: { type: string; status: string | null; state?: TaskState | null }): string {
+  const note = stateNote(x.state);
+  const kind = x.status ? `${x.type}/${x.status}` : x.type;
+  return note ? `${kind}, ${note}` : kind;
+}

@@ -6,7 +6,9 @@ import { READ_ONLY, answer, responseFormatShape, takeFormat, type ToolSpec } fro
 const strict = listOptionsSchema.extend(responseFormatShape);
 
 function listText(res: ListResponse): string {
-  if (res.total === 0) return 'No items match these filters.';
+  const hidden = Object.entries(res.not_shown ?? {}).map(([state, n]) => `${n} ${state}`);
+  const notShown = hidden.length ? `not shown: ${hidden.join(', ')} (state: "all" lists them)` : '';
+  if (res.total === 0) return ['No items match these filters.', notShown].filter(Boolean).join(' ');
   const counts = Object.entries(res.counts_by_status)
     .map(([k, v]) => `${k}: ${v}`)
     .join(', ');
@@ -14,6 +16,7 @@ function listText(res: ListResponse): string {
   return [
     `${res.total} item${res.total === 1 ? '' : 's'}${counts ? ` (${counts})` : ''}${more}`,
     ...res.results.map(summaryLine),
+    ...(notShown ? [notShown] : []),
   ].join('\n');
 }
 
@@ -21,7 +24,7 @@ export function listTool(service: BacklogService): ToolSpec {
   return {
     title: 'List backlog items',
     description:
-      'Items matching filters, without a query: most recently updated first (or sort: "id"), with counts by status over all matches. Filters as in backlog_search; limit 1-1000 (default 100). Example: {"types": "task", "status": "' +
+      'Items matching filters, without a query: most recently updated first (or sort: "id"), with counts by status over all matches. Filters as in backlog_search; by default only live items (active tasks and documents, as the backlog\'s own tool lists them; state: "all" or "archived" for the rest). limit 1-1000 (default 100). Example: {"types": "task", "status": "' +
       (service.format.config.statuses[0] ?? 'open') +
       '"}',
     strict,
