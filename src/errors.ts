@@ -54,11 +54,12 @@ export const errors = {
     new BacklogError('INVALID_QUERY', message, hint),
   invalidFilter: (field: string, message: string, hint: string) =>
     new BacklogError('INVALID_FILTER', `${field}: ${message}`, hint, { field }),
-  notFound: (id: string) =>
+  /** `examples`: ids of this backlog (BacklogService.vocabulary), for the hint. */
+  notFound: (id: string, examples: string[] = ['TASK-0001', 'EPIC-0001']) =>
     new BacklogError(
       'NOT_FOUND',
       `No item with id "${id}"`,
-      'Use an id from search results (TASK-0001, EPIC-0001, mcp://backlog/<path>) or a path relative to the backlog root.',
+      `Use an id from search results (${[...examples, 'mcp://backlog/<path>'].join(', ')}) or a path relative to the backlog root.`,
       { id },
     ),
   /** A request that asks for more than a budget allows (docs/security.md lists the budgets). */

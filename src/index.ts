@@ -14,6 +14,7 @@ export {
   type ItemSummary,
   type GetEntry,
   type ItemMetadata,
+  type BacklogVocabulary,
   type BacklogChange,
   type CreateInput,
   type UpdateInput,
@@ -38,5 +39,5 @@ export { TextAnalyzer, LANGUAGES, type Language, type TokenizerSettings } from '
 export type { SearchDocument, SearchFilters, SearchRequest, SearchHit, TextField } from './search/types.js';
 export type { Snippet } from './search/snippet.js';
 export { BacklogError, isBacklogError, type ErrorCode } from './errors.js';
-export type { BacklogItem, Diagnostic, ItemType } from './storage/types.js';
+export type { BacklogItem, Diagnostic, ItemType, TaskState } from './storage/types.js';
 export { DEMO_BACKLOG_DIR } from './storage/demo.js';

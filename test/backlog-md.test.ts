@@ -2,6 +2,7 @@
  * Backlog.md projects, read as Backlog.md reads them: real excerpts of its own backlog
  * (test/fixtures/backlog-md), the real files on disk and the real index.
  */
+import { resourceUri } from '../src/storage/parse.js';
 import { existsSync } from 'node:fs';
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -85,9 +86,15 @@ describe('a Backlog.md folder', () => {
     const archived = service.get(
       'archive/tasks/back-569 - Make-browser-task-loading-asynchronous-and-idle-stable.md',
     );
-    expect(archived.id).toMatch(/^mcp:\/\/backlog\/archive\//);
+    // The archived copy is addressed by the id qualified with its state, in any spelling, and by its URI.
+    expect(archived.id).toBe('BACK-569@archived');
+    for (const ref of ['BACK-569@archived', 'back-0569@Archived', resourceUri(archived.path)])
+      expect(service.get(ref).path, ref).toBe(archived.path);
+    // A bare number is a task number, as Backlog.md's CLI reads it.
+    expect(service.get('569').path).toMatch(/^tasks\//);
     const dup = service.diagnostics().files.find((d) => d.code === 'duplicate_id');
     expect(dup).toMatchObject({ level: 'info', path: archived.path });
+    expect(dup!.message).toContain('BACK-569@archived');
   });
 
   it('routes id queries to the task first', async () => {

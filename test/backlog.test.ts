@@ -63,10 +63,11 @@ describe('reading the backlog', () => {
     expect(await ids('Globex')).toEqual(['task-912']);
   });
 
-  it('reports duplicate ids and keeps the second file (in path order) under its path', async () => {
+  it('reports duplicate ids and keeps the second file (in path order) under a qualified id', async () => {
     expect(diagnosticsFor('tasks/TASK-0001-zz-duplicate.md').map((d) => d.code)).toContain('duplicate_id');
     expect(service.get('TASK-0001').path).toBe('tasks/TASK-0001-login-rate-limit.md');
-    expect(await ids('marmalade')).toEqual(['mcp://backlog/tasks/TASK-0001-zz-duplicate.md']);
+    expect(await ids('marmalade')).toEqual(['TASK-0001@active']);
+    expect(service.get('mcp://backlog/tasks/TASK-0001-zz-duplicate.md').id).toBe('TASK-0001@active');
   });
 
   it('titles resources from frontmatter, else the first H1, else the file name', async () => {

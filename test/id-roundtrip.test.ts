@@ -77,7 +77,7 @@ beforeAll(async () => {
   }
   // GET /tasks, every page.
   for (let offset = 0; ; offset += 1000) {
-    const { body } = await getJson(`/tasks?limit=1000&offset=${offset}`);
+    const { body } = await getJson(`/tasks?limit=1000&offset=${offset}&state=all`);
     for (const it of body.results as Array<{ id: string; path: string }>) {
       refs.push({ ref: it.id, id: it.id, from: 'GET /tasks' });
       refs.push({ ref: it.path, id: it.id, from: 'GET /tasks (path)' });
@@ -105,7 +105,11 @@ function spellings(ref: string): string[] {
   }
   const encoded = decoded.split('/').map(encodeURIComponent).join('/');
   const prefix = isUri ? RESOURCE_URI_PREFIX : '';
-  return [...new Set([ref, prefix + decoded, prefix + encoded])];
+  // A task id as people type it too: lower case, and its bare number (Backlog.md's CLI takes `74`).
+  const typed = /^[A-Z]+-\d/i.test(ref)
+    ? [ref.toLowerCase(), ...(/^BACK-(\d+(?:\.\d+)*)$/i.exec(ref)?.slice(1) ?? [])]
+    : [];
+  return [...new Set([ref, prefix + decoded, prefix + encoded, ...typed])];
 }
 
 /** resources/read takes a URI: an id is read as mcp://backlog/<id>. */
@@ -117,6 +121,8 @@ describe('every id any surface returns is accepted by every surface that takes o
     expect(refs.filter((r) => r.id.startsWith('unresolved'))).toEqual([]);
     expect(all.some((r) => /%20/.test(r))).toBe(true); // file names with spaces, as URIs
     expect(all).toContain('BACK-222.1'); // a sub-task id
+    expect(all).toContain('BACK-569@archived'); // a duplicate id's qualified form
+    expect(refs.some((r) => spellings(r.ref).some((s) => /^\d+$/.test(s)))).toBe(true); // bare numbers
     expect(all.some((r) => /^doc-/i.test(r) || r.includes('/docs/'))).toBe(true);
     expect(all.some((r) => /^decision-/i.test(r) || r.includes('/decisions/'))).toBe(true);
     for (const from of ['resources/list', 'backlog_search', 'GET /search', 'GET /tasks'])

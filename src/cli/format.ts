@@ -45,7 +45,8 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
   if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   for (const g of res.groups ?? []) {
     lines.push('', style.bold(`${g.key} (${g.count})`));
-    for (const r of g.results) lines.push(`  ${style.cyan(clean(r.id))}  ${noted(r, style)}${clean(r.title)}`);
+    for (const r of g.results)
+      lines.push(`  ${style.cyan(clean(r.id))}  ${noted(r, style)}${clean(r.title)}`);
   }
   if (res.related?.length) {
     lines.push('', style.bold('related:'));
@@ -84,9 +85,7 @@ export function formatList(res: ListResponse, style: Style = plain, filters = ''
         : `, ${offset + 1}-${offset + res.results.length} shown`;
   const lines = [`${res.total} item${res.total === 1 ? '' : 's'}${shown} (${counts})`];
   for (const r of res.results)
-    lines.push(
-      `${style.cyan(clean(r.id))}  ${style.dim(`[${clean(kindLabel(r))}]`)}  ${clean(r.title)}`,
-    );
+    lines.push(`${style.cyan(clean(r.id))}  ${style.dim(`[${clean(kindLabel(r))}]`)}  ${clean(r.title)}`);
   if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   if (more) lines.push(style.dim(more));
   return lines.join('\n');

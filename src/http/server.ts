@@ -93,6 +93,8 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
             name: 'backlog-search',
             version: VERSION,
             items: service.size,
+            project: service.projectName,
+            vocabulary: service.vocabulary(),
             search_mode: service.index.defaultMode(),
             read_only: options.readOnly === true,
             format: {

@@ -29,11 +29,13 @@ export { metadataInputSchema } from './tools/get-metadata.js';
 /** The server's instructions, with this backlog's own vocabulary (statuses, id prefix, kinds of item). */
 function instructions(service: BacklogService): string {
   const { name, config } = service.format;
+  const words = service.vocabulary();
+  const ids = words.example_ids.length ? words.example_ids.join(', ') : `${config.taskPrefix}-1`;
   const vocabulary =
     name === 'backlog-md'
-      ? `This is a Backlog.md project: statuses ${config.statuses.map((s) => `"${s}"`).join(', ')}; task ids like ${config.taskPrefix}-12 (sub-tasks ${config.taskPrefix}-12.1); types task, document, decision, milestone; a task's state (active, completed, archived, draft) is its folder.`
-      : `Statuses ${config.statuses.join(', ')}; ids like ${config.taskPrefix}-0001 and EPIC-0001; types task, epic, resource.`;
-  return `Search and edit a backlog of markdown tasks, epics and documents. ${vocabulary}
+      ? `This is the Backlog.md project "${words.project}": statuses ${config.statuses.map((s) => `"${s}"`).join(', ')}; ids like ${ids} (sub-tasks ${config.taskPrefix}-12.1; a bare number is a task number); types ${words.kinds.map((k) => k.type).join(', ')}. A task's state is its folder: active (tasks/), draft, completed, archived. Lines mark a task that is not active ("[In Progress, archived]"): archived and completed work is not open work. backlog_list shows active tasks and documents unless given state ("all", "archived", ...); search covers every state and ranks archived items lower.`
+      : `Statuses ${config.statuses.join(', ')}; ids like ${ids}; types ${words.kinds.map((k) => k.type).join(', ')}.`;
+  return `Search and edit the backlog "${words.project}": markdown tasks and documents. ${vocabulary}
 Start with backlog_search (words; filters such as status, types, tags, parent_id), then pass result ids to backlog_get for the content, or to backlog_get_metadata for file facts and links. backlog_list browses with filters and no query.
 Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) are validated strictly and are searchable as soon as they return.
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;

@@ -4,7 +4,7 @@
  * items live in an ItemStore, the Indexer keeps them and the indexes in step with the files, and the
  * writes are in writes.ts.
  */
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
 import { errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
@@ -28,7 +28,7 @@ import {
   type ListOptionsInput,
   type SearchOptionsInput,
 } from './options.js';
-import type { GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
+import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 import { sortItems } from './list-sort.js';
 import { summarize } from './summary.js';
 import type {
@@ -49,7 +49,7 @@ export type {
 } from './write-inputs.js';
 export type { BacklogChange, CacheInfo } from './indexer.js';
 export type { ItemSummary } from './summary.js';
-export type { GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
+export type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 export type { SearchResult, RelatedResult, ResultGroup } from '../search/types.js';
 
 export interface BacklogServiceOptions {
@@ -296,9 +296,46 @@ export class BacklogService {
     return response;
   }
 
-  /** Resolves an id, resource URI or path to the item's id. */
+  /**
+   * Resolves an id (any spelling; a bare number is a task number, `74` -> `BACK-74`, as Backlog.md's CLI
+   * reads it), a qualified duplicate id (`BACK-569@archived`), a resource URI or a path to the item's id.
+   */
   resolve(ref: string): string | undefined {
-    return this.store.resolve(ref);
+    const found = this.store.resolve(ref);
+    const bare = found === undefined ? /^(?:mcp:\/\/backlog\/)?(\d+(?:\.\d+)*)$/.exec(ref.trim()) : null;
+    return bare ? this.store.resolve(`${this.format.config.taskPrefix}-${bare[1]}`) : found;
+  }
+
+  /** The backlog's name: Backlog.md's `project_name`, else the folder that holds `backlog/` (or the folder's own). */
+  get projectName(): string {
+    const project = this.format.config.project?.trim();
+    if (project) return project;
+    const folder = basename(this.dir);
+    return folder.toLowerCase() === 'backlog' ? basename(dirname(this.dir)) || folder : folder;
+  }
+
+  /** How this backlog names things (docs/formats.md): the surfaces' labels, filters, examples and hints. */
+  vocabulary(): BacklogVocabulary {
+    return {
+      project: this.projectName,
+      format: this.format.name,
+      ...this.format.vocabulary,
+      example_ids: this.exampleIds(),
+    };
+  }
+
+  /** An id of each kind this backlog has (a live one where it can), in the vocabulary's order; resources by URI are left out. */
+  private exampleIds(): string[] {
+    const out = new Map<string, string>();
+    const live = (state: TaskState | null | undefined) => state === 'active' || state === null;
+    for (const item of this.store.values()) {
+      if (item.type === 'resource' || item.id.includes('://')) continue;
+      const seen = out.get(item.type);
+      if (seen === undefined || (live(item.state) && !live(this.store.byId(seen)?.state)))
+        out.set(item.type, item.id);
+    }
+    const order = this.format.vocabulary.kinds.map((k) => k.type as string);
+    return [...out].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0])).map(([, id]) => id);
   }
 
   /** One item (throws NOT_FOUND), or a batch where each unknown id gets its own error entry. */
@@ -306,8 +343,8 @@ export class BacklogService {
   get(refs: string[]): GetEntry[];
   get(refs: string | string[]): BacklogItem | GetEntry[] {
     if (!Array.isArray(refs)) {
-      const id = this.store.resolve(refs);
-      if (!id) throw errors.notFound(refs);
+      const id = this.resolve(refs);
+      if (!id) throw errors.notFound(refs, this.exampleIds());
       return this.store.byId(id)!;
     }
     if (refs.length > this.limits.maxIdsPerGet)
@@ -399,7 +436,7 @@ export class BacklogService {
         throw errors.invalidFilter(
           'parent_id',
           `no item with id "${id}"`,
-          `Pass the id of an existing task or epic, e.g. ${this.format.config.taskPrefix}-1.`,
+          `Pass the id of an existing ${this.format.vocabulary.parent}, e.g. ${this.exampleIds()[0] ?? `${this.format.config.taskPrefix}-1`}.`,
         );
     }
   }

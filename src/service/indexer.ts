@@ -9,6 +9,7 @@ import type { SemanticSearch } from '../embeddings/semantic-search.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
 import {
   duplicateDiagnostic,
+  duplicateId,
   isIgnoredPath,
   keepsId,
   settleDuplicateIds,
@@ -26,7 +27,7 @@ import {
   type FormatName,
 } from '../storage/formats/detect.js';
 import { idKey } from '../storage/ids.js';
-import { lengthWithinWords, resourceUri } from '../storage/parse.js';
+import { lengthWithinWords } from '../storage/parse.js';
 import { isRelativeInside } from '../storage/root-path.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 import { readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
@@ -199,7 +200,7 @@ export class Indexer {
       const fresh = await loadFiles(this.dir, changed, this.currentFormat);
       for (const item of fresh.items) this.applyWordBudget(item, fresh.diagnostics);
       const kept = snapshot.items.filter((i) => !gone.has(i.path));
-      const owners = new Map(kept.filter((i) => i.id !== resourceUri(i.path)).map((i) => [idKey(i.id), i]));
+      const owners = new Map(kept.map((i) => [idKey(i.id), i]));
       fresh.diagnostics.push(...settleDuplicateIds(fresh.items, owners));
       const items = [...kept, ...fresh.items];
       this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => !gone.has(d.path)), ...fresh.diagnostics];
@@ -259,17 +260,20 @@ export class Indexer {
     const ownerId = this.store.ownerOfKey(item.id);
     const owner = ownerId ? this.store.byId(ownerId) : undefined;
     if (owner && owner.path !== relPath) {
+      const taken = (id: string) => this.store.ownerOfKey(id) !== undefined;
       if (keepsId(item, owner)) {
         // The new file outranks the one that had the id (an active task beside its archived copy).
         this.removeItem(owner.id);
-        this.fileDiagnostics.push(duplicateDiagnostic(owner, owner.id, relPath));
-        owner.id = resourceUri(owner.path);
+        const id = duplicateId(owner, owner.id, taken);
+        this.fileDiagnostics.push(duplicateDiagnostic(owner, owner.id, relPath, id));
+        owner.id = id;
         this.store.put(owner);
         this.index.upsert(this.store.toSearchDocument(owner));
         this.semantic.upsert(owner).catch(() => undefined);
       } else {
-        this.fileDiagnostics.push(duplicateDiagnostic(item, item.id, owner.path));
-        item.id = resourceUri(relPath);
+        const id = duplicateId(item, item.id, taken);
+        this.fileDiagnostics.push(duplicateDiagnostic(item, item.id, owner.path, id));
+        item.id = id;
       }
     }
     const before = this.store.put(item);

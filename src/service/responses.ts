@@ -1,6 +1,7 @@
 /** What BacklogService answers: the shapes the library returns and every surface passes on. */
 import type { SearchOutcome, SearchMode } from '../search/types.js';
 import type { BacklogItem, ItemType, TaskState } from '../storage/types.js';
+import type { FormatName, FormatVocabulary } from '../storage/formats/types.js';
 import type { ItemSummary } from './summary.js';
 
 export interface SearchResponse extends Omit<SearchOutcome, 'mode' | 'warnings'> {
@@ -24,6 +25,15 @@ export interface ListResponse {
    * state, the items the other filters matched that it left out (`state: "all"` or a state shows them).
    */
   not_shown?: Partial<Record<TaskState, number>>;
+}
+
+/** How a backlog names things (BacklogService.vocabulary): its name, format, kinds, states, examples. */
+export interface BacklogVocabulary extends FormatVocabulary {
+  /** Backlog.md's `project_name`, else the folder that holds `backlog/`. */
+  project: string;
+  format: FormatName;
+  /** Ids of this backlog, one per kind it has (a live task first). */
+  example_ids: string[];
 }
 
 export type GetEntry =

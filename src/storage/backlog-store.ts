@@ -135,19 +135,36 @@ export function keepsId(a: BacklogItem, b: BacklogItem): boolean {
   return rank(a) !== rank(b) ? rank(a) < rank(b) : a.path < b.path;
 }
 
-/** The file that lost its id to `ownerPath`, addressed by its path from now on. An archived copy is only a note. */
-export function duplicateDiagnostic(item: BacklogItem, writtenId: string, ownerPath: string): Diagnostic {
+/**
+ * The id of a file that lost its id to another: the id qualified by where the file stands,
+ * `BACK-569@archived` (a task's state, else its type), and `-2`, `-3` ... while that is taken too.
+ * Readable and typed as it is shown; the file's path and resource URI keep working as well.
+ */
+export function duplicateId(item: BacklogItem, writtenId: string, taken: (id: string) => boolean): string {
+  const base = `${writtenId}@${item.state ?? item.type}`;
+  let id = base;
+  for (let n = 2; taken(id); n++) id = `${base}-${n}`;
+  return id;
+}
+
+/** The file that lost its id to `ownerPath`, addressed by `newId` from now on. An archived copy is only a note. */
+export function duplicateDiagnostic(
+  item: BacklogItem,
+  writtenId: string,
+  ownerPath: string,
+  newId: string,
+): Diagnostic {
   return {
     level: item.state === 'archived' ? 'info' : 'warning',
     path: item.path,
     line: null,
     code: 'duplicate_id',
-    message: `id ${writtenId} is already used by ${ownerPath}; this file is addressed as ${resourceUri(item.path)}`,
+    message: `id ${writtenId} is already used by ${ownerPath}; this file is ${newId} (or ${resourceUri(item.path)})`,
   };
 }
 
 /**
- * Gives each id to one item (keepsId); the others are addressed by their path (`item.id` changed in
+ * Gives each id to one item (keepsId); the others get a qualified id (duplicateId; `item.id` changed in
  * place), each with a diagnostic. `owners` holds the items that already have their ids, by idKey.
  */
 export function settleDuplicateIds(
@@ -163,9 +180,11 @@ export function settleDuplicateIds(
       continue;
     }
     const [keeper, loser] = keepsId(item, owner) ? [item, owner] : [owner, item];
-    diagnostics.push(duplicateDiagnostic(loser, loser.id, keeper.path));
-    loser.id = resourceUri(loser.path);
+    const id = duplicateId(loser, loser.id, (candidate) => owners.has(idKey(candidate)));
+    diagnostics.push(duplicateDiagnostic(loser, loser.id, keeper.path, id));
+    loser.id = id;
     owners.set(key, keeper);
+    owners.set(idKey(id), loser);
   }
   return diagnostics;
 }

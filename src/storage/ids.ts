@@ -10,12 +10,15 @@ export function normalizeId(prefix: string, numbers: string): string {
   return `${prefix.toLowerCase()}-${parts.join('.')}`;
 }
 
-const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)$/;
+const ID_SHAPE = /^([A-Za-z]{2,})[-_\s]*(\d+(?:\.\d+)*)(@[\w-]+)?$/;
 
-/** The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one; anything else is lower-cased. */
+/**
+ * The lookup key of an id: `TASK-0042`, `task-42` and `task 42` share one, and so do `BACK-569@archived`
+ * and `back-0569@Archived` (a duplicate's qualified id); anything else is lower-cased.
+ */
 export function idKey(id: string): string {
   const m = ID_SHAPE.exec(id.trim());
-  return m ? normalizeId(m[1], m[2]) : id.trim().toLowerCase();
+  return m ? normalizeId(m[1], m[2]) + (m[3]?.toLowerCase() ?? '') : id.trim().toLowerCase();
 }
 
 /** A whole query written as one id, `TASK-12` or `back_72.1` (letters joined to the number). */

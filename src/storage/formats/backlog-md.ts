@@ -17,7 +17,7 @@ import { statusKey } from '../ids.js';
 import { FRONTMATTER_EXTENSIONS, baseName, fileType } from '../file-names.js';
 import { asList, asText } from '../values.js';
 import type { Diagnostic } from '../types.js';
-import type { BacklogConfig, BacklogFormat, FileRole, Flag } from './types.js';
+import type { BacklogConfig, BacklogFormat, FileRole, Flag, FormatVocabulary } from './types.js';
 
 export const BACKLOG_MD_CONFIG_FILE = 'config.yml';
 
@@ -126,6 +126,19 @@ const TASK_FOLDERS: [prefix: string, role: FileRole][] = [
   ['docs/', { type: 'document', state: null }],
 ];
 
+/** Backlog.md's words: tasks (sub-tasks, drafts), documents, decisions, milestones; no epics. */
+const BACKLOG_MD_VOCABULARY: FormatVocabulary = {
+  kinds: [
+    { type: 'task', label: 'Task', plural: 'Tasks' },
+    { type: 'document', label: 'Document', plural: 'Documents' },
+    { type: 'decision', label: 'Decision', plural: 'Decisions' },
+    { type: 'milestone', label: 'Milestone', plural: 'Milestones' },
+    { type: 'resource', label: 'File', plural: 'Other files' },
+  ],
+  states: ['active', 'draft', 'completed', 'archived'],
+  parent: 'parent task',
+};
+
 export function backlogMdFormat(
   config: BacklogConfig,
   configText: string,
@@ -138,6 +151,7 @@ export function backlogMdFormat(
     configPath: BACKLOG_MD_CONFIG_FILE,
     signature: `backlog-md:${createHash('sha256').update(configText).digest('hex').slice(0, 16)}`,
     configDiagnostics,
+    vocabulary: BACKLOG_MD_VOCABULARY,
     roleOf(path: string): FileRole | null {
       // config.yml is the settings, and searchable as a file ("where is the task prefix set?").
       if (path === BACKLOG_MD_CONFIG_FILE) return { type: 'resource', state: null };

@@ -31,6 +31,15 @@ export const nativeFormat: BacklogFormat = {
   configPath: null,
   signature: 'native',
   configDiagnostics: [],
+  vocabulary: {
+    kinds: [
+      { type: 'task', label: 'Task', plural: 'Tasks' },
+      { type: 'epic', label: 'Epic', plural: 'Epics' },
+      { type: 'resource', label: 'Resource', plural: 'Resources' },
+    ],
+    states: ['active'],
+    parent: 'epic',
+  },
   roleOf(path: string): FileRole {
     return isNativeTaskPath(path) ? { type: 'task', state: 'active' } : { type: 'resource', state: null };
   },

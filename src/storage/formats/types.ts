@@ -35,6 +35,25 @@ export interface BacklogConfig {
   zeroPaddedIds: number;
 }
 
+/** A kind of item as the backlog's own tool names it. */
+export interface KindName {
+  type: ItemType;
+  label: string;
+  plural: string;
+}
+
+/**
+ * How a backlog's own tool names things, so every surface speaks it: the kinds of item it has (in the
+ * order a surface offers them), the task states its folders give, and what a task's parent is.
+ */
+export interface FormatVocabulary {
+  kinds: KindName[];
+  /** `active` first; a format whose tasks are all active has only it. */
+  states: TaskState[];
+  /** A task's parent: `epic` (native), `parent task` (Backlog.md: a sub-task's parent is a task). */
+  parent: string;
+}
+
 export type Flag = (code: string, message: string, level?: Diagnostic['level'], line?: number | null) => void;
 
 export interface BacklogFormat {
@@ -46,6 +65,7 @@ export interface BacklogFormat {
   readonly signature: string;
   /** Problems with the config itself (reported with the files' diagnostics). */
   readonly configDiagnostics: Diagnostic[];
+  readonly vocabulary: FormatVocabulary;
   /** What the file at `path` is; null when it is not part of the backlog (the format's own config file). */
   roleOf(path: string): FileRole | null;
   /** The front matter block as YAML must read it (Backlog.md quotes bare `@name` values, as it does itself). */
