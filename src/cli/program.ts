@@ -36,7 +36,7 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
   const local = resolve('backlog');
   if ((await stat(local).catch(() => null))?.isDirectory()) return local;
   process.stderr.write(
-    `No ./backlog folder here; using the built-in demo backlog (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`,
+    `No ./backlog folder here; using the built-in demo backlog, read-only (${DEMO_BACKLOG_DIR}). Pass --dir to choose one.\n`,
   );
   return DEMO_BACKLOG_DIR;
 }

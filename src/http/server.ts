@@ -96,7 +96,8 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
             project: service.projectName,
             vocabulary: service.vocabulary(),
             search_mode: service.index.defaultMode(),
-            read_only: options.readOnly === true,
+            read_only: options.readOnly === true || service.isDemo,
+            demo: service.isDemo,
             format: {
               name: service.format.name,
               project: service.format.config.project,

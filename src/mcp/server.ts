@@ -41,6 +41,10 @@ Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) 
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
 }
 
+/** Said first in the instructions and in every tool answer when the server fell back to the demo backlog. */
+export const DEMO_NOTICE =
+  'NOTE: no backlog was found, so this server shows the built-in DEMO backlog, read-only: its items are examples, not your project. Start the server with --dir /path/to/your/backlog (or BACKLOG_DIR).';
+
 const READ_TOOLS = {
   backlog_search: searchTool,
   backlog_get: getTool,
@@ -72,7 +76,7 @@ export interface McpServerOptions {
  * INVALID_INPUT otherwise. The SDK keeps its tools/call handler in a private map; if that changes,
  * the SDK's own answer stays (the stress bench's MCP fuzzing counts it as an error without a code).
  */
-function answerUnknownTools(server: McpServer, names: string[], readOnly: boolean): void {
+function answerUnknownTools(server: McpServer, names: string[], readOnly: boolean, notice?: string): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
   const original = handlers?.get('tools/call');
   if (!handlers || !original) return;
@@ -81,39 +85,43 @@ function answerUnknownTools(server: McpServer, names: string[], readOnly: boolea
     const name = (request as { params?: { name?: unknown } }).params?.name;
     if (typeof name !== 'string' || known.has(name)) return original(request, extra);
     const write = Object.hasOwn(TOOLS, name);
-    return Promise.resolve(
-      errorResult(
-        readOnly && write
-          ? new BacklogError(
-              'FORBIDDEN',
-              `${name} is not available: this server is read-only`,
-              'Use the read tools (backlog_search, backlog_get, backlog_get_metadata, backlog_list), or a server started without --read-only.',
-              { tool: name },
-            )
-          : new BacklogError(
-              'INVALID_INPUT',
-              `no tool named "${name.slice(0, 100)}"`,
-              `Tools: ${names.join(', ')}.`,
-              { tool: name.slice(0, 100) },
-            ),
-      ),
+    const result = errorResult(
+      readOnly && write
+        ? new BacklogError(
+            'FORBIDDEN',
+            `${name} is not available: this server is read-only`,
+            'Use the read tools (backlog_search, backlog_get, backlog_get_metadata, backlog_list), or a server started without --read-only.',
+            { tool: name },
+          )
+        : new BacklogError(
+            'INVALID_INPUT',
+            `no tool named "${name.slice(0, 100)}"`,
+            `Tools: ${names.join(', ')}.`,
+            { tool: name.slice(0, 100) },
+          ),
     );
+    if (notice) result.content.unshift({ type: 'text', text: notice });
+    return Promise.resolve(result);
   });
 }
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 /** An MCP server over `service`: eight tools (four when read-only), the backlog as resources, list-changed notifications. */
 export function createMcpServer(service: BacklogService, options: McpServerOptions = {}): McpServer {
+  // The demo is served when no backlog was found: read-only, and every answer says so.
+  const readOnly = options.readOnly === true || service.isDemo;
+  const notice = service.isDemo ? DEMO_NOTICE : undefined;
+  const text = readOnly ? readOnlyInstructions(instructions(service)) : instructions(service);
   const server = new McpServer(
     { name: 'backlog-search', title: 'Backlog search', version: VERSION },
-    { instructions: options.readOnly ? readOnlyInstructions(instructions(service)) : instructions(service) },
+    { instructions: notice ? `${notice}\n${text}` : text },
   );
-  const tools = options.readOnly ? READ_TOOLS : TOOLS;
+  const tools = readOnly ? READ_TOOLS : TOOLS;
   const specs = Object.entries(tools).map(([name, tool]) => [name, tool(service)] as const);
-  for (const [name, spec] of specs) registerTool(server, name, spec);
+  for (const [name, spec] of specs) registerTool(server, name, spec, notice);
   const definitions = specs.map(([name, spec]) => toolDefinition(name, spec));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
-  answerUnknownTools(server, Object.keys(tools), options.readOnly === true);
+  answerUnknownTools(server, Object.keys(tools), readOnly, notice);
   registerResources(server, service);
 
   // Coalesce bursts of changes (a bulk create, a git checkout) into one notification.

@@ -6,7 +6,7 @@
  */
 import { basename, dirname, join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
-import { errors, isBacklogError } from '../errors.js';
+import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { SearchFilters } from '../search/types.js';
@@ -398,24 +398,43 @@ export class BacklogService {
 
   // ----- Writes (writes.ts): each validates strictly, writes atomically, and updates the index before resolving.
 
+  /**
+   * The built-in demo backlog (shipped inside the package, served when no backlog was found): read-only,
+   * so that an agent's write never lands in the installed package.
+   */
+  get isDemo(): boolean {
+    return this.dir === DEMO_BACKLOG_DIR;
+  }
+
   /** Creates a task or epic as `tasks/<ID>-<slug>.md` with the next free id. Throws INVALID_FILTER naming the field. */
   create(input: CreateInput): Promise<WriteResult> {
-    return createItem(this, input);
+    return this.writable().then(() => createItem(this, input));
   }
 
   /** Patches a task or epic: fields, status, body (replace, append, or old_string -> new_string). */
   update(input: UpdateInput): Promise<WriteResult> {
-    return updateItem(this, input);
+    return this.writable().then(() => updateItem(this, input));
   }
 
   /** Deletes an item's file. A task or epic with children is refused (CONFLICT) unless `force`. */
   delete(input: DeleteInput): Promise<WriteResult> {
-    return deleteItem(this, input);
+    return this.writable().then(() => deleteItem(this, input));
   }
 
   /** Creates, overwrites, appends to, or edits (old_string -> new_string) a resource file inside the root. */
   writeResource(input: WriteResourceInput): Promise<WriteResult> {
-    return writeResourceFile(this, input);
+    return this.writable().then(() => writeResourceFile(this, input));
+  }
+
+  /** Rejects with FORBIDDEN on the demo backlog (isDemo). */
+  private async writable(): Promise<void> {
+    if (this.isDemo)
+      throw new BacklogError(
+        'FORBIDDEN',
+        'this is the built-in demo backlog, which is read-only',
+        'Open your own backlog: pass --dir /path/to/backlog (or BACKLOG_DIR), or openBacklog({ dir }).',
+        { dir: this.dir },
+      );
   }
 
   /** Filter values that can never match are errors, not silent empty results. */
