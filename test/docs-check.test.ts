@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { buildProgram } from '../src/cli/program.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
-import { DEMO_DIR, ROOT } from './helpers.js';
+import { DEMO_DIR, ROOT, tempBacklog } from './helpers.js';
 
 /** Flags of other programs that the docs quote, by owner. */
 const OTHER_PROGRAMS: Record<string, string[]> = {
@@ -96,7 +96,9 @@ describe('docs check', () => {
   });
 
   it('every backlog_* tool in README.md and docs/ is in the MCP server tools/list', async () => {
-    const service = await openBacklog({ dir: DEMO_DIR, embeddings: 'none', watch: false });
+    // A copy: the built-in demo itself is served read-only, without the write tools.
+    const copy = await tempBacklog(DEMO_DIR);
+    const service = await openBacklog({ dir: copy.dir, embeddings: 'none', watch: false });
     try {
       const server = createMcpServer(service);
       const [a, b] = InMemoryTransport.createLinkedPair();
@@ -114,6 +116,7 @@ describe('docs check', () => {
       expect(unknown).toEqual([]);
     } finally {
       await closeBacklog(service);
+      await copy.cleanup();
     }
   });
 });

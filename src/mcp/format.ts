@@ -15,10 +15,24 @@ import type { BacklogItem, TaskState } from '../storage/types.js';
 import { stateNote } from '../service/summary.js';
 import type { ToolOutput } from './tool.js';
 
-/** A task id as this backlog writes them, for examples in tool descriptions (`TASK-0001`, `BACK-12`). */
+/** A task id of this backlog, for examples in tool descriptions (`TASK-0001`, `BACK-200`). */
 export function exampleId(service: BacklogService): string {
   const { name, config } = service.format;
-  return name === 'native' ? `${config.taskPrefix}-0001` : `${config.taskPrefix}-12`;
+  return (
+    service.vocabulary().example_ids[0] ??
+    (name === 'native' ? `${config.taskPrefix}-0001` : `${config.taskPrefix}-12`)
+  );
+}
+
+/** The kinds of item this backlog has, as its own tool names them: `tasks, epics and resources`. */
+export function kindsPhrase(service: BacklogService): string {
+  const plurals = service.format.vocabulary.kinds.map((k) => k.plural.toLowerCase());
+  return plurals.length > 1 ? `${plurals.slice(0, -1).join(', ')} and ${plurals.at(-1)}` : plurals.join('');
+}
+
+/** What a task can be in this backlog: `task or epic` (native), `task` (Backlog.md: no epics). */
+export function taskKinds(service: BacklogService): string {
+  return service.format.vocabulary.kinds.some((k) => k.type === 'epic') ? 'task or epic' : 'task';
 }
 
 export function oneLine(text: string, max = 160): string {

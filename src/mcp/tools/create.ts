@@ -1,6 +1,6 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { createInputSchema } from '../../service/write-inputs.js';
-import { writeOutput } from '../format.js';
+import { taskKinds, writeOutput } from '../format.js';
 import { type ToolSpec } from '../tool.js';
 
 /** Names agents use for the fields of a write (Backlog.md's `labels`, a `description` for the body). */
@@ -23,7 +23,7 @@ function createDescription(service: BacklogService): string {
 
 export function createTool(service: BacklogService): ToolSpec {
   return {
-    title: 'Create a task or epic',
+    title: `Create a ${taskKinds(service)}`,
     description: createDescription(service),
     strict: createInputSchema,
     annotations: {

@@ -1,6 +1,6 @@
 import type { BacklogService, SearchResult } from '../../service/backlog-service.js';
 import { searchOptionsSchema } from '../../service/options.js';
-import { cut, searchText } from '../format.js';
+import { cut, kindsPhrase, searchText } from '../format.js';
 import { READ_ONLY, answer, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
 
 /** With include_content, content of one result over this many characters is cut (`truncated: true`, `content_length`). */
@@ -23,7 +23,7 @@ export function searchTool(service: BacklogService): ToolSpec {
   return {
     title: 'Search the backlog',
     description:
-      'Ranked full-text search over tasks, epics and documents: one line per hit with the matched passage. Filters take a value or a list (values OR, filters AND). Pass ids to backlog_get for content; page with offset = next_offset. ' +
+      `Ranked full-text search over ${kindsPhrase(service)}: one line per hit with the matched passage; a task that is not active says so ("[Done, archived]"). Filters take a value or a list (values OR, filters AND). Pass ids to backlog_get for content; page with offset = next_offset. ` +
       `Example: ${JSON.stringify(example)}`,
     strict,
     annotations: READ_ONLY,
