@@ -4,7 +4,9 @@
  * Steps 1-6 are Orama's own index and scoring with one more option or component swapped in each time;
  * step 7 is our engine (BM25F over raw term frequencies). Writes docs/ablation.md.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const FINDINGS_HEADING = '## Findings of retired experiments';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -179,5 +181,10 @@ const lines = [
   ),
   '',
 ];
-writeFileSync(join(ROOT, 'docs', 'ablation.md'), lines.join('\n'));
+// Findings of one-off experiments (their scripts retired) follow the table, kept as written.
+const target = join(ROOT, 'docs', 'ablation.md');
+const previous = existsSync(target) ? readFileSync(target, 'utf8') : '';
+const findings = previous.indexOf(FINDINGS_HEADING);
+if (findings >= 0) lines.push(previous.slice(findings));
+writeFileSync(target, lines.join('\n'));
 process.stdout.write(lines.join('\n'));
