@@ -438,7 +438,15 @@ export class BacklogService {
   }
 
   /** Filter values that can never match are errors, not silent empty results. */
-  private checkFilterValues(opts: { status?: string[]; parent_id?: string[] }): void {
+  private checkFilterValues(opts: { types?: string[]; status?: string[]; parent_id?: string[] }): void {
+    const { kinds, parent } = this.format.vocabulary;
+    const badType = opts.types?.find((t) => !kinds.some((k) => k.type === t));
+    if (badType)
+      throw errors.invalidFilter(
+        'types',
+        `this ${this.format.name === 'backlog-md' ? 'Backlog.md ' : ''}backlog has no ${badType}s`,
+        `Use one or more of: ${kinds.map((k) => k.type).join(', ')}${badType === 'epic' ? `; a task's parent is a ${parent}: filter by parent_id` : ''}.`,
+      );
     if (opts.status?.length) {
       const known = this.statuses();
       const keys = new Set(known.map(statusKey));
