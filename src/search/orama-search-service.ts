@@ -95,7 +95,11 @@ export class OramaSearchService implements SearchEngine {
     this.lexical = new LexicalIndex(settings);
     this.settings = this.lexical.settings;
     this.analyzer = this.lexical.analyzer;
-    this.results = new ResultStore(this.analyzer, (id) => this.lexical.languageOf(id));
+    this.results = new ResultStore(
+      this.analyzer,
+      (id) => this.lexical.languageOf(id),
+      (term) => this.lexical.hasTerm(term),
+    );
     this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
