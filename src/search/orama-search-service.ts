@@ -348,7 +348,7 @@ export class OramaSearchService implements SearchEngine {
       );
     } else if (mode !== 'bm25' && !ranked.some((h) => h.match !== 'semantic'))
       warnings.push('no item contains these words; the results are nearest in meaning (match: "semantic")');
-    const queryTerms = new Set(this.analyzer.queryTerms(positive));
+    const queryTerms = new Set(this.analyzer.matchTerms(positive));
     // From here on, synchronous: the snippets read the query's terms marked once for the whole answer.
     return this.results.withQuery(queryTerms, (bits) => {
       const toResult = (hit: RankedHit) => this.toResult(hit, bits, queryTerms, q.includeScores);
