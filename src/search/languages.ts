@@ -41,9 +41,8 @@ export const LANGUAGES = [
   'korean',
   'thai',
   // Languages without rules: no stemmer or stop-words here, but the detector (eld) knows them, so a
-  // document in one is told apart from the languages with rules instead of getting one of theirs.
-  // Their words keep their marks (`bàn`, `bán` and `ban` are three Vietnamese words) and also index
-  // their folded form, so a query typed without marks still finds them.
+  // document in one is told apart from the languages with rules instead of getting one of theirs
+  // (their words keep their marks, as every Latin word does: tokenizer.ts).
   'vietnamese',
   'czech',
   'polish',
@@ -85,8 +84,6 @@ interface LanguageInfo {
   /** Module names in @orama/stemmers and @orama/stopwords (undefined: none). */
   stemmer?: string;
   stopWords?: string;
-  /** A language without rules: its Latin words keep their marks (see LANGUAGES). */
-  keepsMarks?: boolean;
 }
 
 const INFO: Record<Language, LanguageInfo> = {
@@ -124,22 +121,22 @@ const INFO: Record<Language, LanguageInfo> = {
   japanese: { code: 'ja', scripts: ['han', 'kana'], stopWords: 'japanese' },
   korean: { code: 'ko', scripts: ['hangul'] },
   thai: { code: 'th', scripts: ['thai'] },
-  vietnamese: { code: 'vi', scripts: ['latin'], keepsMarks: true },
-  czech: { code: 'cs', scripts: ['latin'], keepsMarks: true },
-  polish: { code: 'pl', scripts: ['latin'], keepsMarks: true },
-  slovak: { code: 'sk', scripts: ['latin'], keepsMarks: true },
-  croatian: { code: 'hr', scripts: ['latin'], keepsMarks: true },
-  catalan: { code: 'ca', scripts: ['latin'], keepsMarks: true },
-  estonian: { code: 'et', scripts: ['latin'], keepsMarks: true },
-  latvian: { code: 'lv', scripts: ['latin'], keepsMarks: true },
-  icelandic: { code: 'is', scripts: ['latin'], keepsMarks: true },
-  albanian: { code: 'sq', scripts: ['latin'], keepsMarks: true },
-  azerbaijani: { code: 'az', scripts: ['latin'], keepsMarks: true },
-  basque: { code: 'eu', scripts: ['latin'], keepsMarks: true },
-  malay: { code: 'ms', scripts: ['latin'], keepsMarks: true },
-  tagalog: { code: 'tl', scripts: ['latin'], keepsMarks: true },
-  yoruba: { code: 'yo', scripts: ['latin'], keepsMarks: true },
-  belarusian: { code: 'be', scripts: ['cyrillic'], keepsMarks: true },
+  vietnamese: { code: 'vi', scripts: ['latin'] },
+  czech: { code: 'cs', scripts: ['latin'] },
+  polish: { code: 'pl', scripts: ['latin'] },
+  slovak: { code: 'sk', scripts: ['latin'] },
+  croatian: { code: 'hr', scripts: ['latin'] },
+  catalan: { code: 'ca', scripts: ['latin'] },
+  estonian: { code: 'et', scripts: ['latin'] },
+  latvian: { code: 'lv', scripts: ['latin'] },
+  icelandic: { code: 'is', scripts: ['latin'] },
+  albanian: { code: 'sq', scripts: ['latin'] },
+  azerbaijani: { code: 'az', scripts: ['latin'] },
+  basque: { code: 'eu', scripts: ['latin'] },
+  malay: { code: 'ms', scripts: ['latin'] },
+  tagalog: { code: 'tl', scripts: ['latin'] },
+  yoruba: { code: 'yo', scripts: ['latin'] },
+  belarusian: { code: 'be', scripts: ['cyrillic'] },
 };
 
 /** The language a word of each script belongs to when nothing else says (first listed = default). */
@@ -160,11 +157,6 @@ export const SCRIPT_LANGUAGES: Record<Script, Language[]> = {
 
 export function languageCode(language: Language): string {
   return INFO[language].code;
-}
-
-/** Whether the analyzer has no rules for the language and keeps its words' marks (vietnamese, czech, ...). */
-export function keepsMarks(language: Language | undefined): boolean {
-  return language !== undefined && INFO[language].keepsMarks === true;
 }
 
 export function languageScripts(language: Language): readonly Script[] {

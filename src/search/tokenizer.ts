@@ -1,6 +1,6 @@
 import { idKey, normalizeId } from '../storage/ids.js';
 import { LanguageMix } from './language-mix.js';
-import { keepsMarks, scriptOf, stemmerOf, stopWordsOf, type Language, type Script } from './languages.js';
+import { scriptOf, stemmerOf, stopWordsOf, type Language, type Script } from './languages.js';
 
 export { idKey, normalizeId };
 export { LANGUAGES, type Language } from './languages.js';
@@ -103,7 +103,7 @@ function runMatches(text: string): RegExpExecArray[] {
 const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
-const ASCII_WORD = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /^\p{ASCII}*$/u;
 const CACHE_LIMIT = 200_000;
 const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
 
