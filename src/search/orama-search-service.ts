@@ -265,7 +265,7 @@ export class OramaSearchService implements SearchEngine {
         `mode "${mode}" needs embeddings; the semantic index is ${this.vectors?.progress() ?? 'off (no embedding provider)'}; ran bm25`,
       );
       mode = 'bm25';
-    } else if (mode !== 'bm25' && !vectors!.supports(positive)) {
+    } else if (mode !== 'bm25' && !(await vectors!.supports(positive))) {
       // Said also when hybrid was only the default: the answer is not what the caller would expect.
       warnings.push('the embedding model is English-only and this query is not; ran bm25');
       mode = 'bm25';
