@@ -3,7 +3,7 @@
  * speed of our engine (bm25 mode) and of the baselines on the BEIR-layout datasets in ../shared/eval
  * (override the folder with env BACKLOG_EVAL_DIR), then the judged Backlog.md dev set (bench/devset; runs
  * unless --no-devset, or with --only unless --devset is given). Progress goes to stderr; results to
- * docs/quality.md and docs/quality.json.
+ * docs/quality.md and docs/quality.json, and README.md's quality line from the JSON (readme-numbers.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +20,7 @@ import {
 } from '../src/eval/run-eval.js';
 import { baselineRetrievers } from './baselines.js';
 import { devsetSection } from './devset/eval.js';
+import { updateReadme } from './readme-numbers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
@@ -267,7 +268,8 @@ async function main(): Promise<void> {
       2,
     ) + '\n',
   );
-  log(`\nWrote docs/quality.md and docs/quality.json`);
+  updateReadme(ROOT);
+  log(`\nWrote docs/quality.md, docs/quality.json and README.md's quality line`);
 }
 
 main().catch((e: unknown) => {
