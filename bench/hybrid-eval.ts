@@ -17,7 +17,7 @@ import { embedWithCache } from '../src/embeddings/semantic-index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { hybridRank, DEFAULT_HYBRID_SETTINGS, type HybridSettings } from '../src/search/hybrid.js';
 import type { Scored } from '../src/search/fusion.js';
-import { englishOnlyQuerySupported as supportsQuery } from '../src/embeddings/semantic-search.js';
+import { englishOnlyQuerySupported as supportsQuery } from '../src/embeddings/query-language.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
@@ -109,7 +109,7 @@ async function lists(data: BeirDataset, pool: EmbeddingPool): Promise<QueryLists
     for (const [, v] of ORAMA_VARIANTS) oramaLists[v] = (await orama(q.text, v)).filter((id) => id !== q.id);
     const found = lexical.search({ query: q.text, limit: 101 });
     // The bundled model is English-only: a query written mostly in another script gets no vector list.
-    const vector = supportsQuery(q.text) ? await semantic.search(q.text, 101) : [];
+    const vector = (await supportsQuery(q.text)) ? await semantic.search(q.text, 101) : [];
     out.push({
       qid: q.id,
       lexical: found.hits.filter((h) => h.id !== q.id).map((h) => ({ id: h.id, score: h.score })),

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { loadBeir, type BeirDataset } from '../src/eval/beir.js';
 import { ndcgAtK } from '../src/eval/metrics.js';
 import { EmbeddingCache, EmbeddingPool, SemanticIndex } from '../src/embeddings/index.js';
-import { englishOnlyQuerySupported } from '../src/embeddings/semantic-search.js';
+import { englishOnlyQuerySupported } from '../src/embeddings/query-language.js';
 import type { Scored } from '../src/search/fusion.js';
 import { DEFAULT_HYBRID_SETTINGS, hybridRank } from '../src/search/hybrid.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
@@ -86,7 +86,7 @@ async function listsFor(data: BeirDataset, pool: EmbeddingPool) {
   const one = async (text: string): Promise<Lists> => ({
     gibberish: gibberishScore(await pool.embedQuery(text), centroid),
     lexical: lexical.search({ query: text, limit: 100 }).hits.map((h) => ({ id: h.id, score: h.score })),
-    vector: englishOnlyQuerySupported(text)
+    vector: (await englishOnlyQuerySupported(text))
       ? (await semantic.search(text, 100)).map((h) => ({ id: h.docId, score: h.score }))
       : [],
     upper: lexical.upperBound(text),

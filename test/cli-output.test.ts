@@ -103,9 +103,9 @@ describe('CLI output', () => {
     expect(list.stdout).not.toMatch(/0 items/);
     const search = await runCli(['--dir', DEMO_DIR, 'search', 'zzqxv', '--tag', 'auth'], NO_FORCE);
     expect(search.stdout).toMatch(/^Nothing matched "zzqxv" \(bm25, [\d.]+ ms, filters --tag auth\)\.$/m);
-    const typo = await runCli(['--dir', DEMO_DIR, 'search', 'dtaabase'], NO_FORCE);
+    const typo = await runCli(['--dir', DEMO_DIR, 'search', 'dtaabsae'], NO_FORCE);
     expect(typo.stdout).toMatch(
-      /^Nothing matched "dtaabase" \(bm25, [\d.]+ ms\)\. Did you mean "database"\?$/m,
+      /^Nothing matched "dtaabsae" \(bm25, [\d.]+ ms\)\. Did you mean "database"\?$/m,
     );
     const empty = join(dir, '..', 'empty');
     await mkdir(join(empty, 'tasks'), { recursive: true });

@@ -13,6 +13,7 @@ import { buildProgram } from '../src/cli/program.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { DEMO_DIR, ROOT, tempBacklog } from './helpers.js';
+import { BEGIN, END, qualityLine, readQuality, withQualityLine } from '../bench/readme-numbers.js';
 
 /** Flags of other programs that the docs quote, by owner. */
 const OTHER_PROGRAMS: Record<string, string[]> = {
@@ -118,5 +119,18 @@ describe('docs check', () => {
       await closeBacklog(service);
       await copy.cleanup();
     }
+  });
+});
+
+describe('the README quotes the last evaluation', () => {
+  it('its quality line is the one generated from docs/quality.json (npm run eval writes both)', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const quality = readQuality(ROOT);
+    expect(readme).toContain(`${BEGIN}\n${qualityLine(quality)}\n${END}`);
+    expect(withQualityLine(readme, quality)).toBe(readme);
+    // Each number in it is one of the JSON's.
+    const line = qualityLine(quality);
+    const sci = quality.results.find((r) => r.dataset === 'scifact' && r.system === 'backlog-search (bm25)');
+    if (sci) expect(line).toContain(sci.report.ndcg_at_10.toFixed(4));
   });
 });

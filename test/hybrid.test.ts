@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeBacklog, openBacklog, type BacklogService } from '../src/index.js';
+import { TEN_LANGUAGES } from './fixtures/ten-languages.js';
 
 /** A small backlog where the right answer shares no word with the question. */
 const TASKS: Record<string, [string, string]> = {
@@ -134,5 +135,20 @@ describe('hybrid search with the bundled model', () => {
       expect(r.warnings?.[0]).toMatch(/English-only/);
     }
     expect((await service.searchUnified('offline sync')).search_mode).toBe('hybrid');
+  });
+
+  it('an English-only model is not asked about queries in other languages written in Latin script', async () => {
+    // Each about this backlog's sign-in task; the model would map the words it cannot read to something.
+    // Only word matches come back (`Passwort` is a typo away from `password`), none by meaning.
+    for (const [language, query] of Object.entries(TEN_LANGUAGES)) {
+      const res = await service.searchUnified(query);
+      expect({ language, mode: res.search_mode }).toEqual({ language, mode: 'bm25' });
+      expect(res.results.filter((r) => r.match !== 'lexical')).toEqual([]);
+      expect(res.results.every((r) => r.id === 'TASK-0001')).toBe(true);
+      expect(res.warnings?.[0]).toMatch(/English-only/);
+    }
+    // English stays hybrid, also when it mixes in names and words the model has no piece for.
+    for (const query of ['forgot my password', 'offline sync', 'Postgres dump restore', 'sign-in lockout'])
+      expect((await service.searchUnified(query)).search_mode).toBe('hybrid');
   });
 });

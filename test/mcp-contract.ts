@@ -214,8 +214,8 @@ export function defineContract(ctx: ContractContext): void {
     expect(await concise(ctx.client(), 'backlog_search', { query: 'qwxzzynothing' })).toBe(
       'No results for "qwxzzynothing" (bm25).',
     );
-    expect(await concise(ctx.client(), 'backlog_search', { query: 'dtaabase' })).toBe(
-      'No results for "dtaabase" (bm25). Did you mean "database"?',
+    expect(await concise(ctx.client(), 'backlog_search', { query: 'dtaabsae' })).toBe(
+      'No results for "dtaabsae" (bm25). Did you mean "database"?',
     );
 
     const withContent = await call(ctx.client(), 'backlog_search', {

@@ -270,9 +270,10 @@ describe('applyFile / removeFile keep the index in step with the files', () => {
 
 describe('searchUnified: did you mean', () => {
   it('a query that finds nothing gets the query as the backlog spells it, when that finds something', async () => {
-    const res = await search('Dtaabase fialover');
+    // Two swaps in each word: one is matched as a typo (below), two only suggested.
+    const res = await search('Dtaabsae fialovre');
     expect(res).toMatchObject({ total: 0, results: [], suggestions: ['database failover'] });
-    expect(res.warnings).toContain('nothing matched "Dtaabase fialover"; did you mean "database failover"?');
+    expect(res.warnings).toContain('nothing matched "Dtaabsae fialovre"; did you mean "database failover"?');
     expect((await search(res.suggestions![0])).total).toBeGreaterThan(0);
   });
 
@@ -285,9 +286,21 @@ describe('searchUnified: did you mean', () => {
     expect((await search('narwhalbyte')).suggestions).toBeUndefined();
     // No epic says "database": the corrected query would find nothing there either.
     expect((await search('database', { types: 'epic' })).total).toBe(0);
-    const types = await search('dtaabase', { types: 'epic' });
+    const types = await search('dtaabsae', { types: 'epic' });
     expect(types.total).toBe(0);
     expect(types.suggestions).toBeUndefined();
-    expect((await search('dtaabase')).suggestions).toEqual(['database']);
+    expect((await search('dtaabsae')).suggestions).toEqual(['database']);
+  });
+
+  it('two swapped letters anywhere in the word count as one edit: typo matches and suggestions', async () => {
+    // `login` is in TASK-0001's title; each swap is two edits for a plain Levenshtein distance.
+    for (const query of ['lgoin', 'loign', 'logni', 'olgin']) {
+      const res = await search(query);
+      expect(res.results.map((r) => r.id)).toContain('TASK-0001');
+      expect(res.results[0].match).toBe('lexical');
+    }
+    // A four-letter word is not expanded as a typo, so nothing matches: "did you mean" offers the word.
+    for (const query of ['ysnc', 'snyc', 'sycn'])
+      expect(await search(query)).toMatchObject({ total: 0, suggestions: ['sync'] });
   });
 });

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
-import { SNIPPET_CHARS, bestWindow, buildSnippet, toPlainText } from '../src/search/snippet.js';
+import { OramaSearchService } from '../src/search/orama-search-service.js';
+import { SNIPPET_CHARS, bestWindow, buildSnippet, plainBody, toPlainText } from '../src/search/snippet.js';
+import type { SearchDocument, SearchQuery } from '../src/search/types.js';
 
 const analyzer = new TextAnalyzer();
 const terms = (q: string) => new Set(analyzer.queryTerms(q));
@@ -155,5 +157,70 @@ describe('snippets in scripts without spaces', () => {
     // Not inside the family emoji (a ZWJ sequence) nor between ก and its mark.
     const rest = title.slice(snippet.text.length);
     expect(rest).not.toMatch(/^[\p{M}\u200d\udc00-\udfff]/u);
+  });
+});
+
+describe('snippets through the index', () => {
+  const filler = 'The build pipeline runs every night and reports to the channel. '.repeat(4);
+  // Backlog.md's shape: a section heading and its markers before the text.
+  const docs: SearchDocument[] = Array.from({ length: 150 }, (_, i) => ({
+    id: `TASK-${i}`,
+    title: `Task ${i}`,
+    body: `## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\nNightly report ${i}. ${filler}The ${i % 3 ? 'linux' : 'windows'} runner ${i % 2 ? 'crashes' : 'hangs'} at step ${i}.\n<!-- SECTION:DESCRIPTION:END -->`,
+    tags: ['bug', i % 3 ? 'linux' : 'windows'],
+  }));
+  const query = (text: string): SearchQuery => ({
+    text,
+    matchMode: 'simple',
+    filters: {},
+    sort: 'relevant',
+    conjunctive: false,
+    limit: 20,
+    offset: 0,
+    includeScores: false,
+  });
+
+  it('depend on the query, the ranking and the document, not on which bodies were prepared before', async () => {
+    // The CLI's first query ran before the bodies were prepared for snippets with `--embeddings none`,
+    // and after with the model loading: a query word no prepared body had yet got no mark, so a
+    // body that matched showed its tags instead (BACK-74 on the Backlog.md folder).
+    const cold = new OramaSearchService();
+    await cold.build(docs);
+    const first = await cold.query(query('windows crash'));
+    const warm = new OramaSearchService();
+    await warm.build(docs);
+    await warm.snippetsReady();
+    const later = await warm.query(query('windows crash'));
+    expect(first.results.map((r) => r.id)).toEqual(later.results.map((r) => r.id));
+    expect(first.results.map((r) => r.snippet)).toEqual(later.results.map((r) => r.snippet));
+    for (const r of first.results) {
+      expect(r.snippet.field).toBe('body');
+      expect(r.snippet.text).toMatch(/windows|crashes/);
+    }
+  });
+
+  it('from the start of a body, skip its leading heading; a match in the heading keeps it', async () => {
+    const service = new OramaSearchService();
+    await service.build(docs);
+    const top = (await service.query(query('nightly report 7'))).results[0];
+    expect(top.id).toBe('TASK-7');
+    expect(top.snippet.text.startsWith('Nightly report 7.')).toBe(true);
+    // No word matched the body: its start, past the heading.
+    const byTitle = (await service.query(query('task'))).results[0];
+    expect(byTitle.snippet.text).toMatch(/^Nightly report \d+\./);
+    expect((await service.query(query('description'))).results[0].snippet.text).toMatch(
+      /^Description Nightly/,
+    );
+  });
+
+  it('plainBody: where the text after the leading headings and markers starts', () => {
+    const md =
+      '## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\nFix the **crash**.\n<!-- SECTION:DESCRIPTION:END -->';
+    const { text, lead } = plainBody(md);
+    expect(text.slice(lead)).toBe('Fix the crash.');
+    expect(plainBody('# Title\n### Context\nBody text').lead).toBe('Title Context '.length);
+    expect(plainBody('Body first\n## Later heading\nmore').lead).toBe(0);
+    expect(plainBody('## Only a heading\n').lead).toBe(0);
+    expect(plainBody('#hashtag is not a heading').lead).toBe(0);
   });
 });

@@ -15,9 +15,13 @@ describe('TextAnalyzer', () => {
     expect(analyzer.indexTerms('Sync и синхронизация')).toEqual(['sync', 'синхронизац']);
   });
 
-  it('folds ё to е and Latin accents', () => {
+  it('folds ё to е; Latin words keep their marks and index their folded twin too', () => {
     expect(analyzer.queryTerms('ёлка')).toEqual(analyzer.queryTerms('елка'));
-    expect(analyzer.queryTerms('café')).toEqual(['cafe']);
+    expect(analyzer.queryTerms('café')).toEqual(['café']);
+    expect(analyzer.indexTerms('café')).toEqual(['café', '~cafe']);
+    // Typed without its mark, the word also matches the twin (as an expansion, below `cafe` itself).
+    expect(analyzer.queryWords('cafe')[0]).toMatchObject({ alternatives: ['cafe'], folded: ['~cafe'] });
+    expect(analyzer.queryWords('café')[0].folded).toBeUndefined();
   });
 
   it('expands camelCase, snake_case and hyphenated compounds into parts plus the joined word', () => {
@@ -121,8 +125,10 @@ describe('TextAnalyzer: every script', () => {
     expect(analyzer.indexTerms('NF-κB')).toEqual(['nf', 'κ', 'b', 'nfκb']);
   });
 
-  it('Latin with accents: folded both ways; German and Spanish stemmed in their documents', () => {
-    expect(analyzer.queryTerms('Café DÉJÀ')).toEqual(analyzer.queryTerms('cafe deja'));
+  it('Latin with accents: found typed either way; German and Spanish stemmed in their documents', () => {
+    expect(analyzer.queryTerms('Café DÉJÀ')).toEqual(['café', 'déjà']);
+    expect(analyzer.indexTerms('Café DÉJÀ')).toEqual(['café', '~cafe', 'déjà', '~deja']);
+    expect(analyzer.queryWords('cafe deja').flatMap((w) => w.folded)).toEqual(['~cafe', '~deja']);
     expect(analyzer.indexTerms('Häuser', 'german')).toEqual(analyzer.indexTerms('Haus', 'german'));
     expect(analyzer.indexTerms('canciones', 'spanish')).toEqual(analyzer.indexTerms('canción', 'spanish'));
   });
@@ -154,8 +160,8 @@ describe('TextAnalyzer: every script', () => {
     const mixed = new TextAnalyzer();
     mixed.languages.count('english', 1);
     mixed.languages.count('german', 1);
-    expect(mixed.queryWords('Häuser')[0].alternatives).toEqual(['hauser', 'haus']);
+    expect(mixed.queryWords('Häuser')[0].alternatives).toEqual(['häuser', 'haus']);
     // A phrase is matched in one language at a time.
-    expect(mixed.sequences('die Häuser')).toEqual([['die', 'hauser'], ['haus']]);
+    expect(mixed.sequences('die Häuser')).toEqual([['die', 'häuser'], ['haus']]);
   });
 });

@@ -265,10 +265,10 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
 
       it('says plainly when nothing matched: the answer’s warnings, and its suggestions as searches', async () => {
         // The real server's "did you mean": a misspelt word the backlog has.
-        await openSpotlight(page, url, 'windwos');
+        await openSpotlight(page, url, 'wnidwos');
         expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
         const empty = page.locator('.sl-empty');
-        expect(await empty.innerText()).toContain('nothing matched "windwos"');
+        expect(await empty.innerText()).toContain('nothing matched "wnidwos"');
         const suggestions = page.locator('.sl-suggestion');
         expect(await suggestions.allInnerTexts()).toEqual(['windows']);
         await shoot(page, `spotlight-nothing-matched-${vp.name}`);
@@ -288,9 +288,9 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
         };
         await page.route('**/search?**', withoutSuggestions);
         try {
-          await openSpotlight(page, url, 'windwos');
+          await openSpotlight(page, url, 'wnidwos');
           expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
-          expect(await empty.innerText()).toContain('nothing matched "windwos"');
+          expect(await empty.innerText()).toContain('nothing matched "wnidwos"');
           expect(await empty.innerText()).toContain('Check the spelling');
           expect(await suggestions.count()).toBe(0);
         } finally {

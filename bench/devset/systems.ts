@@ -27,7 +27,10 @@ export function ourSystem(
     name,
     async search(q, k) {
       const res = await backlog.searchUnified(q.text, { ...(q.options ?? {}), mode, limit: k });
-      if (res.search_mode !== mode)
+      // A query the model gate keeps from an English-only model runs bm25, as it does for users.
+      const gated =
+        res.search_mode === 'bm25' && (res.warnings ?? []).some((w) => w.includes('English-only'));
+      if (res.search_mode !== mode && !gated)
         throw new Error(
           `${name}: asked for ${mode}, ran ${res.search_mode} (${(res.warnings ?? []).join('; ')})`,
         );

@@ -4,6 +4,7 @@
  * changed), keeps the vector index in step with the files, and answers vector queries. Lexical search
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
+import { englishOnlyQuerySupported } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
@@ -63,17 +64,6 @@ export interface SemanticStatus {
 }
 
 type Doc = { id: string; title: string; body: string };
-
-/**
- * Whether an English-only model can embed this query meaningfully: most of its letters are Latin.
- * The bundled model maps Russian text to near-random vectors (nDCG@10 0.035 on XQuAD-ru), and fusing
- * those into the ranking cost up to 0.44 nDCG (docs/fusion.md); such queries stay lexical.
- */
-export function englishOnlyQuerySupported(query: string): boolean {
-  const latin = (query.match(/\p{Script=Latin}/gu) ?? []).length;
-  const other = (query.match(/\p{L}/gu) ?? []).length - latin;
-  return latin >= other;
-}
 
 export const DEFAULT_MEMORY_BUDGET_MB = 400;
 
@@ -443,14 +433,17 @@ export class SemanticSearch implements VectorRetriever {
     };
   }
 
-  /** Whether the model can embed this query (English-only models skip queries in other scripts). */
-  supports(query: string): boolean {
+  /**
+   * Whether the model reads this query: a multilingual model every query, an English-only one those
+   * the gate of query-language.ts lets through (not Russian, not `Passwort vergessen`).
+   */
+  async supports(query: string): Promise<boolean> {
     return (this.pool !== null && MULTILINGUAL.test(this.pool.id)) || englishOnlyQuerySupported(query);
   }
 
   /** The `k` nearest documents by their best chunk (cosine), among `allowed` when given. */
   async search(query: string, k: number, allowed?: (id: string) => boolean): Promise<Scored[]> {
-    if (!this.index || this.status.state !== 'ready' || !this.supports(query)) return [];
+    if (!this.index || this.status.state !== 'ready' || !(await this.supports(query))) return [];
     const hits = await this.index.search(query, k, allowed ? { filter: allowed } : {});
     return hits.map((h) => ({ id: h.docId, score: h.score }));
   }

@@ -160,11 +160,11 @@ export function embeddingRetriever(
     async search(query, k) {
       if (!lexical) throw errors.internal(`${name}: search() called before build()`);
       const { hybridRank } = await import('../search/hybrid.js');
-      const { englishOnlyQuerySupported } = await import('../embeddings/semantic-search.js');
+      const { englishOnlyQuerySupported } = await import('../embeddings/query-language.js');
       const depth = Math.max(100, k);
       const lex = lexical.search({ query, limit: depth }).hits.map((h) => ({ id: h.id, score: h.score }));
       const vec =
-        semantic && englishOnlyQuerySupported(query)
+        semantic && (await englishOnlyQuerySupported(query))
           ? (await semantic.search(query, depth)).map((h) => ({ id: h.docId, score: h.score }))
           : [];
       if (mode === 'semantic') return vec.slice(0, k).map((h) => h.id);

@@ -25,6 +25,8 @@ export const EXPANSION = {
   minCompletionLength: 3,
   /** Chinese and Japanese words are one to four characters: two already say something ("北京" -> 北京大学). */
   minCompletionLengthCjk: 2,
+  /** A word typed without marks matching the folded twin of a spelling with marks (`ban` -> bán, bàn). */
+  foldedWeight: 0.5,
   /** A word not in the index matched at edit distance 1 ("sesion" -> session); 5+ characters, no digits. */
   typoWeight: 0.4,
   minTypoLength: 5,
@@ -79,6 +81,8 @@ export function termGroup(
     }
     alternatives.push(...capByFrequency(fresh, vocab));
   };
+
+  if (word.folded) add(word.folded.filter(vocab.has), EXPANSION.foldedWeight, fields);
 
   const partialMask = fields === undefined ? partialFields : fields & partialFields;
   if (partialMask && term.length >= EXPANSION.minPartialLength)

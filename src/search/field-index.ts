@@ -167,9 +167,12 @@ export class FieldIndex {
     touched.length = 0;
 
     this.appendSequence(doc, tokenIds, positions);
+    // A folded twin (`~ban` beside `bán`, tokenizer.ts foldedTwin) is a second key of a word counted already.
+    let length = n;
+    for (const t of terms) if (t.charCodeAt(0) === 0x7e) length--;
     while (this.lengths.length < doc) this.lengths.push(0); // packed, no holes
-    this.lengths[doc] = n;
-    this.totalLength += n;
+    this.lengths[doc] = length;
+    this.totalLength += length;
     this.docCount++;
     return created;
   }

@@ -19,6 +19,7 @@ import { languageCode, LANGUAGES, type Language, type Script } from './languages
 interface EldResult {
   language: string;
   isReliable(): boolean;
+  getScores(): Record<string, number>;
 }
 interface Eld {
   detect(text: string): EldResult;
@@ -111,17 +112,37 @@ export const DETECT_CHARS = 300;
  */
 export function detectLanguage(text: string, candidates: readonly Language[]): Language | undefined {
   if (!eld || candidates.length === 0) return undefined;
+  const code = detectorFor(candidates).detect(text.slice(0, DETECT_CHARS)).language;
+  const language = BY_CODE.get(code);
+  return language && candidates.includes(language) ? language : undefined;
+}
+
+/** eld restricted to `candidates` (loaded: see detectorReady), one instance per set. */
+function detectorFor(candidates: readonly Language[]): Eld {
   const codes = candidates.map(languageCode);
   const key = codes.join(',');
   let detector = instances.get(key);
   if (!detector) {
-    detector = eld.newInstance();
+    detector = eld!.newInstance();
     detector.setLanguageSubset(codes);
     instances.set(key, detector);
   }
-  const code = detector.detect(text.slice(0, DETECT_CHARS)).language;
-  const language = BY_CODE.get(code);
-  return language && candidates.includes(language) ? language : undefined;
+  return detector;
+}
+
+/** The detector's score of each of `candidates` it finds some evidence for (undefined when not loaded). */
+export function languageScores(
+  text: string,
+  candidates: readonly Language[],
+): Map<Language, number> | undefined {
+  if (!eld || candidates.length === 0) return undefined;
+  const scores = detectorFor(candidates).detect(text.slice(0, DETECT_CHARS)).getScores();
+  const out = new Map<Language, number>();
+  for (const [code, score] of Object.entries(scores)) {
+    const language = BY_CODE.get(code);
+    if (language) out.set(language, score);
+  }
+  return out;
 }
 
 /** Letters counted per script in the first characters of a text: the script a document is written in. */

@@ -40,6 +40,25 @@ export const LANGUAGES = [
   'japanese',
   'korean',
   'thai',
+  // Languages without rules: no stemmer or stop-words here, but the detector (eld) knows them, so a
+  // document in one is told apart from the languages with rules instead of getting one of theirs
+  // (their words keep their marks, as every Latin word does: tokenizer.ts).
+  'vietnamese',
+  'czech',
+  'polish',
+  'slovak',
+  'croatian',
+  'catalan',
+  'estonian',
+  'latvian',
+  'icelandic',
+  'albanian',
+  'azerbaijani',
+  'basque',
+  'malay',
+  'tagalog',
+  'yoruba',
+  'belarusian',
 ] as const;
 export type Language = (typeof LANGUAGES)[number];
 
@@ -102,12 +121,28 @@ const INFO: Record<Language, LanguageInfo> = {
   japanese: { code: 'ja', scripts: ['han', 'kana'], stopWords: 'japanese' },
   korean: { code: 'ko', scripts: ['hangul'] },
   thai: { code: 'th', scripts: ['thai'] },
+  vietnamese: { code: 'vi', scripts: ['latin'] },
+  czech: { code: 'cs', scripts: ['latin'] },
+  polish: { code: 'pl', scripts: ['latin'] },
+  slovak: { code: 'sk', scripts: ['latin'] },
+  croatian: { code: 'hr', scripts: ['latin'] },
+  catalan: { code: 'ca', scripts: ['latin'] },
+  estonian: { code: 'et', scripts: ['latin'] },
+  latvian: { code: 'lv', scripts: ['latin'] },
+  icelandic: { code: 'is', scripts: ['latin'] },
+  albanian: { code: 'sq', scripts: ['latin'] },
+  azerbaijani: { code: 'az', scripts: ['latin'] },
+  basque: { code: 'eu', scripts: ['latin'] },
+  malay: { code: 'ms', scripts: ['latin'] },
+  tagalog: { code: 'tl', scripts: ['latin'] },
+  yoruba: { code: 'yo', scripts: ['latin'] },
+  belarusian: { code: 'be', scripts: ['cyrillic'] },
 };
 
 /** The language a word of each script belongs to when nothing else says (first listed = default). */
 export const SCRIPT_LANGUAGES: Record<Script, Language[]> = {
   latin: LANGUAGES.filter((l) => INFO[l].scripts.includes('latin')),
-  cyrillic: ['russian', 'ukrainian', 'bulgarian', 'serbian'],
+  cyrillic: ['russian', 'ukrainian', 'bulgarian', 'serbian', 'belarusian'],
   greek: ['greek'],
   armenian: ['armenian'],
   arabic: ['arabic'],

@@ -317,6 +317,11 @@ export class LexicalIndex {
     return this.router.resolve(query);
   }
 
+  /** Whether some field indexes the term. */
+  hasTerm(term: string): boolean {
+    return this.store.bm25f.fields.some((f) => f.hasTerm(term));
+  }
+
   /** The language a document was analyzed in (undefined: each word by its script, or not indexed). */
   languageOf(id: string): Language | undefined {
     return (getByID(this.db, id) as IndexedDocument | undefined)?.lang;

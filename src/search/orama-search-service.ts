@@ -95,7 +95,11 @@ export class OramaSearchService implements SearchEngine {
     this.lexical = new LexicalIndex(settings);
     this.settings = this.lexical.settings;
     this.analyzer = this.lexical.analyzer;
-    this.results = new ResultStore(this.analyzer, (id) => this.lexical.languageOf(id));
+    this.results = new ResultStore(
+      this.analyzer,
+      (id) => this.lexical.languageOf(id),
+      (term) => this.lexical.hasTerm(term),
+    );
     this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,
@@ -261,7 +265,7 @@ export class OramaSearchService implements SearchEngine {
         `mode "${mode}" needs embeddings; the semantic index is ${this.vectors?.progress() ?? 'off (no embedding provider)'}; ran bm25`,
       );
       mode = 'bm25';
-    } else if (mode !== 'bm25' && !vectors!.supports(positive)) {
+    } else if (mode !== 'bm25' && !(await vectors!.supports(positive))) {
       // Said also when hybrid was only the default: the answer is not what the caller would expect.
       warnings.push('the embedding model is English-only and this query is not; ran bm25');
       mode = 'bm25';
@@ -344,7 +348,7 @@ export class OramaSearchService implements SearchEngine {
       );
     } else if (mode !== 'bm25' && !ranked.some((h) => h.match !== 'semantic'))
       warnings.push('no item contains these words; the results are nearest in meaning (match: "semantic")');
-    const queryTerms = new Set(this.analyzer.queryTerms(positive));
+    const queryTerms = new Set(this.analyzer.matchTerms(positive));
     // From here on, synchronous: the snippets read the query's terms marked once for the whole answer.
     return this.results.withQuery(queryTerms, (bits) => {
       const toResult = (hit: RankedHit) => this.toResult(hit, bits, queryTerms, q.includeScores);

@@ -9,7 +9,7 @@
  * not hold its text twice; past that, a result whose body was let go prepares it again.
  */
 import { Background } from './background.js';
-import { SnippetText, TermIds, snippetOf, toPlainText, type QueryBits, type Snippet } from './snippet.js';
+import { SnippetText, TermIds, plainBody, snippetOf, type QueryBits, type Snippet } from './snippet.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
 import type { ItemType, TaskState } from '../storage/types.js';
@@ -50,6 +50,8 @@ export class ResultStore {
     private readonly analyzer: TextAnalyzer,
     /** The language a document was indexed in: its snippet's terms must be the index's. */
     private readonly languageOf: (id: string) => Language | undefined = () => undefined,
+    /** Whether the index holds a term: only such query terms get a snippet id (see TermIds.withQuery). */
+    private readonly indexed: (term: string) => boolean = () => true,
   ) {}
 
   put(doc: SearchDocument): void {
@@ -122,7 +124,7 @@ export class ResultStore {
 
   /** Runs `fn` (synchronously) with the query's terms marked for `snippet` (see TermIds.withQuery). */
   withQuery<T>(queryTerms: Iterable<string>, fn: (bits: QueryBits) => T): T {
-    return this.termIds.withQuery(queryTerms, fn);
+    return this.termIds.withQuery([...queryTerms].filter(this.indexed), fn);
   }
 
   snippet(id: string, bits: QueryBits, queryTerms: ReadonlySet<string>, matchedFields: TextField[]): Snippet {
@@ -163,12 +165,8 @@ export class ResultStore {
       this.prepared.set(id, doc);
       return doc.snippet;
     }
-    doc.snippet = SnippetText.prepare(
-      toPlainText(doc.body),
-      this.analyzer,
-      this.termIds,
-      this.languageOf(id),
-    );
+    const { text, lead } = plainBody(doc.body);
+    doc.snippet = SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(id), lead);
     this.prepared.set(id, doc);
     if (this.prepared.size > MAX_PREPARED) {
       const [oldest, evicted] = this.prepared.entries().next().value!;

@@ -22,6 +22,27 @@ export function toPlainText(markdown: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/** Blank lines, headings and HTML comments (Backlog.md's `<!-- SECTION:... -->` markers). */
+const LEADING_LINE = /^(?:[ \t]*|[ \t]{0,3}#{1,6}[ \t].*|[ \t]*<!--.*-->[ \t]*)$/;
+
+/**
+ * A body as snippets read it: its plain text, and `lead`, where the text after the body's leading
+ * headings begins (`## Description` in every Backlog.md task): a snippet from the start of the body
+ * starts there, not with the heading's words. 0 when the body does not start with a heading, or is
+ * nothing else.
+ */
+export function plainBody(markdown: string): { text: string; lead: number } {
+  const text = toPlainText(markdown);
+  const lines = markdown.split('\n');
+  let n = 0;
+  let headings = 0;
+  for (; n < lines.length && LEADING_LINE.test(lines[n]); n++) if (/^[ \t]{0,3}#/.test(lines[n])) headings++;
+  if (headings === 0 || n === lines.length) return { text, lead: 0 };
+  const heading = toPlainText(lines.slice(0, n).join('\n'));
+  if (!heading || !text.startsWith(heading) || text.length <= heading.length + 1) return { text, lead: 0 };
+  return { text, lead: text[heading.length] === ' ' ? heading.length + 1 : heading.length };
+}
+
 /** The best window of a text for a query. */
 export interface SnippetWindow {
   /** The window, cut at word boundaries, with `…` where the text goes on. */
@@ -60,18 +81,21 @@ export class TermIds {
   /**
    * Runs `fn` with the query's terms marked, each with its bit in a match mask, then clears them: one
    * array for every query, so `fn` must not await. Up to 31 distinct terms are told apart in a window;
-   * a longer query's extra terms still match.
+   * a longer query's extra terms still match. Each term gets its id here, even one no text prepared so
+   * far has: a body prepared inside `fn` must see it (otherwise a snippet would depend on which bodies
+   * happened to be prepared before, e.g. on how long the embedding model took to load). So pass only
+   * terms some text may hold (ResultStore passes the index's), or the ids grow with every query.
    */
   withQuery<T>(terms: Iterable<string>, fn: (bits: QueryBits) => T): T {
     const marked: number[] = [];
     for (const term of terms) {
-      const id = this.ids.get(term);
-      if (id === undefined || this.marks[id] !== 0) continue;
+      const id = this.id(term);
+      if (this.marks[id] !== 0) continue;
       this.marks[id] = 1 << Math.min(marked.length, 30);
       marked.push(id);
     }
     try {
-      // A text prepared inside `fn` may grow `marks`: its new ids are past this array's end, read as no bit.
+      // A text prepared inside `fn` may grow `marks`: its new ids (no query term) are past this array's end, read as no bit.
       return fn({ marks: this.marks, size: marked.length, ids: marked });
     } finally {
       for (const id of marked) this.marks[id] = 0;
@@ -86,6 +110,8 @@ export class TermIds {
 export class SnippetText {
   private constructor(
     readonly text: string,
+    /** Where a window from the text's start begins: past the body's leading headings (plainBody). */
+    private readonly lead: number,
     private readonly starts: Uint32Array,
     private readonly ends: Uint32Array,
     /** Every (term, run) occurrence, ordered by term id then run: the term ids ... */
@@ -94,8 +120,14 @@ export class SnippetText {
     private readonly termRuns: Uint32Array,
   ) {}
 
-  /** `language`: the document's (its terms must be those the index holds for it). */
-  static prepare(text: string, analyzer: TextAnalyzer, ids: TermIds, language?: Language): SnippetText {
+  /** `language`: the document's (its terms must be those the index holds for it); `lead`: see plainBody. */
+  static prepare(
+    text: string,
+    analyzer: TextAnalyzer,
+    ids: TermIds,
+    language?: Language,
+    lead = 0,
+  ): SnippetText {
     const runs = analyzer.runs(text, language);
     const starts = new Uint32Array(runs.length);
     const ends = new Uint32Array(runs.length);
@@ -118,6 +150,7 @@ export class SnippetText {
       const runsOf = order.map((i) => occurrenceRuns[i]);
       return new SnippetText(
         text,
+        lead,
         starts,
         ends,
         order.map((i) => occurrenceIds[i]),
@@ -133,7 +166,7 @@ export class SnippetText {
       occurrenceIds[i] = (keys[i] - at) / OCCURRENCES;
       keys[i] = occurrenceRuns[at];
     }
-    return new SnippetText(text, starts, ends, occurrenceIds, Uint32Array.from(keys));
+    return new SnippetText(text, lead, starts, ends, occurrenceIds, Uint32Array.from(keys));
   }
 
   /** Bytes of the prepared arrays (the text is shared with the document). */
@@ -184,7 +217,7 @@ export class SnippetText {
     const perBit = scratch.perBit.fill(0);
     let inWindow = 0;
     let j = 0;
-    let bestStart = 0;
+    let bestStart = this.lead; // no match: the start of the text, past its leading headings
     let bestHits = 0;
     for (let i = 0; i < matches && bestHits < bits.size; i++) {
       if (j < i) j = i;
@@ -206,10 +239,12 @@ export class SnippetText {
    */
   private cut(at: number, width: number): string {
     const { text, starts, ends } = this;
-    if (text.length <= width) return text;
+    // Nothing before the body's leading headings, unless the match is in them.
+    const from = at >= this.lead ? this.lead : 0;
+    if (text.length - from <= width) return text.slice(from);
     // Some context before the first match: the first word that starts in it.
-    let start = Math.max(0, at - Math.floor(width / 4));
-    if (start > 0) {
+    let start = Math.max(from, at - Math.floor(width / 4));
+    if (start > from) {
       const r = firstAtOrAfter(starts, start);
       start = r < starts.length && starts[r] <= at ? starts[r] : at;
     }
@@ -222,7 +257,7 @@ export class SnippetText {
         while (end < start + width && end < text.length && /[^\s\p{L}\p{N}]/u.test(text[end])) end++;
       } else end = graphemeBoundaryAtOrBefore(text, end);
     }
-    return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
+    return `${start > from ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
   }
 }
 

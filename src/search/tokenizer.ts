@@ -24,6 +24,11 @@ export interface TokenizerSettings {
    * 0.017 nDCG on XQuAD-ar (docs/search.md); with `stemming: false` it helps (+0.004).
    */
   arabicLetters: boolean;
+  /**
+   * Plain case folding: every word only lower-cased (NFC), its marks kept, no stemming or stop-words in
+   * any language. Default false; the baseline the analyzer is measured against (bench/plain-folding.ts).
+   */
+  caseFoldingOnly: boolean;
 }
 
 export const DEFAULT_TOKENIZER_SETTINGS: TokenizerSettings = {
@@ -31,6 +36,7 @@ export const DEFAULT_TOKENIZER_SETTINGS: TokenizerSettings = {
   stemming: true,
   stopWords: true,
   arabicLetters: false,
+  caseFoldingOnly: false,
 };
 
 /** A run of text that forms one word or one compound (`FeatureStore`, `sync_queue`, `TASK-0042`). */
@@ -52,6 +58,11 @@ export interface QueryWord {
   /** The folded word as typed, when the run is a single word (for completing a partly typed word). */
   surface?: string;
   script: Script;
+  /**
+   * Latin alternatives typed without marks: the keys of their marked spellings' folded twins
+   * (`ban` -> `~ban`, which `bán`, `bàn`, `bạn` index), matched as an expansion, below the word itself.
+   */
+  folded?: string[];
 }
 
 interface CompoundTerms {
@@ -92,6 +103,7 @@ function runMatches(text: string): RegExpExecArray[] {
 const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
+const ASCII_WORD = /^\p{ASCII}*$/u;
 const CACHE_LIMIT = 200_000;
 const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
 
@@ -129,6 +141,40 @@ export function foldWord(word: string, script: Script = scriptOf(word)): string 
   }
 }
 
+/** Lower case, NFKC (one form for composed, ligature and full-width letters): a Latin word, its marks kept. */
+function caseFold(word: string): string {
+  return word.toLowerCase().normalize('NFKC');
+}
+
+/** A stop-word as the analyzer compares it: Latin ones with their marks (`peste` is one, `pește` not). */
+function stopWordKey(word: string): string {
+  return scriptOf(word) === 'latin' ? caseFold(word) : foldWord(word);
+}
+
+/** The key of a Latin term's folded twin: `~` and the term without marks (`bán` -> `~ban`). */
+export function foldedTwin(term: string): string {
+  return `~${foldWord(term, 'latin')}`;
+}
+
+/**
+ * A run's terms, plus the folded twin of each Latin term with a mark (`bán` -> `~ban`): indexed both
+ * ways, `bán` is found by `bán` at full weight and, with every other spelling of `ban`, by `ban` as an
+ * expansion (below the word `ban` itself, which stays a word of its own).
+ */
+function withFoldedTwins(terms: string[], caseFoldingOnly: boolean): string[] {
+  if (caseFoldingOnly) return terms;
+  let out = terms;
+  for (const t of terms) {
+    if (ASCII_WORD.test(t) || scriptOf(t) !== 'latin') continue;
+    const twin = foldedTwin(t);
+    if (twin.slice(1) !== t && !out.includes(twin)) {
+      if (out === terms) out = [...terms];
+      out.push(twin);
+    }
+  }
+  return out;
+}
+
 /**
  * The analyzer shared by indexing, querying and snippets. It is plain functions over settings and the
  * index's language mix, with bounded caches of word -> term because stemming dominates indexing time.
@@ -149,7 +195,7 @@ export class TextAnalyzer {
     this.settings = { ...DEFAULT_TOKENIZER_SETTINGS, ...settings };
     this.languages = new LanguageMix(this.settings.languages);
     const { stopWords } = this.settings;
-    this.customStopWords = Array.isArray(stopWords) ? new Set(stopWords.map((w) => foldWord(w))) : null;
+    this.customStopWords = Array.isArray(stopWords) ? new Set(stopWords.map(stopWordKey)) : null;
   }
 
   private stopWordsFor(language: Language | undefined): ReadonlySet<string> | null {
@@ -157,7 +203,7 @@ export class TextAnalyzer {
     if (this.settings.stopWords === false || !language) return null;
     let set = this.stopLists.get(language);
     if (!set) {
-      set = new Set([...stopWordsOf(language)].map((w) => foldWord(w)));
+      set = new Set([...stopWordsOf(language)].map(stopWordKey));
       this.stopLists.set(language, set);
     }
     return set;
@@ -221,7 +267,11 @@ export class TextAnalyzer {
   }
 
   private computeTerm(word: string, script: Script, language: Language | undefined): string {
-    let w = foldWord(word, script);
+    if (this.settings.caseFoldingOnly) return caseFold(word);
+    // Latin words keep their marks, which tell words apart (`pește` fish, `peste` over; `çam`, `cam`):
+    // stop-words are those written so, stemmers get the letters they were written for, and a term
+    // that keeps a mark also indexes its folded twin (withFoldedTwins).
+    let w = script === 'latin' ? caseFold(word) : foldWord(word, script);
     if (script === 'arabic' && this.settings.arabicLetters) w = foldArabicLetters(w);
     if (this.stopWordsFor(language)?.has(w)) return '';
     if (!this.settings.stemming || !language || ONLY_DIGITS.test(w)) return w;
@@ -293,7 +343,9 @@ export class TextAnalyzer {
     const parts = run.match(PART) ?? [];
     if (parts.length <= 1) {
       const t = this.normalizeWord(run, language);
-      return t ? { terms: [t], span: 1 } : { terms: [], span: 0 };
+      return t
+        ? { terms: withFoldedTwins([t], this.settings.caseFoldingOnly), span: 1 }
+        : { terms: [], span: 0 };
     }
     const terms: string[] = [];
     for (const part of parts) {
@@ -305,7 +357,7 @@ export class TextAnalyzer {
     // (`featurestore`) matches; the query side searches the parts only.
     const joined = this.normalizeWord(parts.join(''), language);
     if (joined) terms.push(joined);
-    return { terms, span };
+    return { terms: withFoldedTwins(terms, this.settings.caseFoldingOnly), span };
   }
 
   /**
@@ -386,11 +438,16 @@ export class TextAnalyzer {
         if (t && !alternatives.includes(t)) alternatives.push(t);
       }
       if (alternatives.length === 0) return;
+      const folded =
+        script === 'latin' && !this.settings.caseFoldingOnly
+          ? alternatives.map(foldedTwin).filter((twin, i) => twin.slice(1) === alternatives[i])
+          : [];
       add({
         term: alternatives[0],
         alternatives,
         script,
         surface: surface ? foldWord(w, script) : undefined,
+        ...(folded.length > 0 ? { folded } : {}),
       });
     };
     for (const m of runMatches(text)) {
@@ -451,6 +508,13 @@ export class TextAnalyzer {
   queryTerms(text: string): string[] {
     const seen = new Set<string>();
     for (const w of this.queryWords(text)) for (const t of w.alternatives) seen.add(t);
+    return [...seen];
+  }
+
+  /** `queryTerms` and the folded twins the query's unmarked words match (what a snippet looks for). */
+  matchTerms(text: string): string[] {
+    const seen = new Set(this.queryTerms(text));
+    for (const w of this.queryWords(text)) for (const t of w.folded ?? []) seen.add(t);
     return [...seen];
   }
 }

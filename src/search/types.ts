@@ -111,8 +111,8 @@ export interface VectorRetriever {
    * how far it is, for a warning on each answer that used it; undefined when complete.
    */
   partial?(): string | undefined;
-  /** Whether the model can read this query (an English-only model cannot read Russian). */
-  supports(query: string): boolean;
+  /** Whether the model reads this query's language (an English-only model: not Russian, not French). */
+  supports(query: string): boolean | Promise<boolean>;
   /** The `k` nearest documents by cosine, among those `allowed` passes. */
   search(query: string, k: number, allowed?: (id: string) => boolean): Promise<Scored[]>;
 }

@@ -34,10 +34,11 @@ const MAC_BYTES = 32;
  * index a `state` filter key and status keys in every spelling (`in progress`). 6: terms per language
  * and script (word boundaries from Intl.Segmenter, per-language stemming), each document's language
  * and the index's language plan. 7: headings as a text field. 8: resource ids are URIs with spaces
- * and other unsafe characters %-encoded. 9: documents have the state key `none`; a duplicate id's later
- * file is `ID@state`, not its URI.
+ * and other unsafe characters %-encoded. 9: Latin terms keep their marks, with folded twins (`~ban`);
+ * languages without rules (vietnamese, czech, ...). 10: documents have the state key `none`; a duplicate
+ * id's later file is `ID@state`, not its URI.
  */
-export const CACHE_FORMAT = 9;
+export const CACHE_FORMAT = 10;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';
