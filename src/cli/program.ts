@@ -43,7 +43,7 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
 }
 
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
-const opened: BacklogService[] = [];
+const oneShots: BacklogService[] = [];
 
 /**
  * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
@@ -53,10 +53,21 @@ const opened: BacklogService[] = [];
 type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
 
 async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
+  const service = await (await begin(cmd, kind, watch)).opened;
+  if (kind !== 'server') oneShots.push(service);
+  return service;
+}
+
+/** The service as soon as its format is known, and `opened` when it has read the backlog (see beginOpenBacklog). */
+async function begin(
+  cmd: Command,
+  kind: OpenKind,
+  watch: boolean,
+): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
-  const { openBacklog } = await backlog();
+  const { beginOpenBacklog } = await backlog();
   const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;
-  const service = await openBacklog({
+  const begun = await beginOpenBacklog({
     dir: await resolveDir(dir),
     onProgress: bar?.update,
     onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
@@ -65,11 +76,12 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
     // get and list never rank by meaning: loading the model would cost them ~0.6 s and ~130 MB.
     embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
+    // One query and exit: preparing every body for snippets would cost more than the query.
+    background: kind === 'server',
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
-  bar?.stop();
-  if (kind !== 'server') opened.push(service);
-  return service;
+  if (bar) begun.opened = begun.opened.finally(() => bar.stop());
+  return begun;
 }
 
 function filterOptions(cmd: Command): Command {
@@ -251,6 +263,8 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON (findings filtered by --level)')
     .action(async (o, cmd: Command) => {
       const service = await open(cmd);
+      // The embeddings' state as a search would find it (read from .cache/, no model loaded).
+      await service.semanticReady();
       const d = service.diagnostics();
       const level = o.level as DiagnosticLevel;
       const { formatDiagnostics } = await formats();
@@ -305,13 +319,18 @@ export function buildProgram(): Command {
     .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
       const { closeBacklog } = await backlog();
-      const service = await open(cmd, 'server', o.watch !== false);
+      // initialize and tools/list are answered while the backlog is read; other requests wait for it.
+      const { service, opened } = await begin(cmd, 'server', o.watch !== false);
       const { runStdioServer } = await import('../mcp/stdio.js');
-      process.stderr.write(
-        `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+      opened.then(
+        () =>
+          process.stderr.write(
+            `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+          ),
+        () => undefined, // runStdioServer rejects with the error
       );
       try {
-        await runStdioServer(service, { readOnly: Boolean(o.readOnly) });
+        await runStdioServer(service, { readOnly: Boolean(o.readOnly), opened });
       } finally {
         await closeBacklog(service);
       }
@@ -425,7 +444,7 @@ export async function main(argv = process.argv): Promise<void> {
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
-    await Promise.all(opened.map((s) => s.close()));
+    await Promise.all(oneShots.map((s) => s.close()));
   } catch (err) {
     if (err instanceof CommanderError) {
       // The parser already printed its message (and the help) on stderr; --help and --version exit 0.

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Embedder, EmbedKind, Pooling, TransformersDtype, TransformersOptions } from './types.js';
@@ -129,6 +130,46 @@ export async function locateTransformersModel(options: TransformersOptions = {})
   }
 }
 
+const maxTokensOf = (maxLength: unknown): number | undefined =>
+  typeof maxLength === 'number' && maxLength > 0 && maxLength < 1e6 ? maxLength : undefined;
+
+/** The embedder's id (what caches key on): the model, its ONNX file and size, pooling and passage prefix. */
+function transformersId(options: TransformersOptions, where: ModelLocation): string {
+  const { model } = resolvedOptions(options);
+  const pooling = options.pooling ?? modelDefaults(model).pooling;
+  const passagePrefix = options.passagePrefix ?? modelDefaults(model).passagePrefix;
+  const prefixTag = passagePrefix
+    ? `:${createHash('sha1').update(passagePrefix).digest('hex').slice(0, 8)}`
+    : '';
+  const id = `transformers:${isAbsolute(model) ? basename(model) : model}:${where.dtype}:${pooling}${prefixTag}`;
+  // Files on disk can change under the same name; the size of the onnx file is part of the identity.
+  const onnxFile = join(where.folder, 'onnx', `model${DTYPE_SUFFIX[where.dtype]}.onnx`);
+  const size = existsSync(onnxFile) ? statSync(onnxFile).size : 0;
+  return size ? `${id}:${size}` : id;
+}
+
+/**
+ * The id and token limit a local transformers model will have once loaded, from its files alone (no
+ * runtime loaded); undefined when it is not on disk. `maxTokens` is the tokenizer's `model_max_length`,
+ * which is what transformers.js reads.
+ */
+export async function describeTransformersModel(
+  options: TransformersOptions = {},
+): Promise<{ id: string; maxTokens: number | undefined } | undefined> {
+  const where = await locateTransformersModel({ ...options, allowRemote: false });
+  if (!where.available) return undefined;
+  let maxLength: unknown;
+  try {
+    const config = JSON.parse(await readFile(join(where.folder, 'tokenizer_config.json'), 'utf8')) as {
+      model_max_length?: unknown;
+    };
+    maxLength = config.model_max_length;
+  } catch {
+    return undefined;
+  }
+  return { id: transformersId(options, where), maxTokens: maxTokensOf(maxLength) };
+}
+
 type FeatureExtractor = ((
   texts: string[],
   options: { pooling: Pooling; normalize: boolean },
@@ -182,20 +223,11 @@ export async function createTransformersEmbedder(options: TransformersOptions = 
     throw err;
   }
   const dims = probe[0].length;
-  const maxLength = extractor.tokenizer?.model_max_length;
-  const maxTokens = typeof maxLength === 'number' && maxLength > 0 && maxLength < 1e6 ? maxLength : undefined;
-  const prefixTag = passagePrefix
-    ? `:${createHash('sha1').update(passagePrefix).digest('hex').slice(0, 8)}`
-    : '';
-  const id = `transformers:${isAbsolute(model) ? basename(model) : model}:${where.dtype}:${pooling}${prefixTag}`;
-  // Files on disk can change under the same name; the size of the onnx file is part of the identity.
-  const onnxFile = join(where.folder, 'onnx', `model${DTYPE_SUFFIX[where.dtype]}.onnx`);
-  const size = existsSync(onnxFile) ? statSync(onnxFile).size : 0;
 
   return {
-    id: size ? `${id}:${size}` : id,
+    id: transformersId(options, where),
     dims,
-    maxTokens,
+    maxTokens: maxTokensOf(extractor.tokenizer?.model_max_length),
     embed(texts: string[], kind: EmbedKind = 'passage') {
       const prefix = kind === 'query' ? queryPrefix : passagePrefix;
       return embedNonEmpty(texts, dims, (batch) => run(prefix ? batch.map((t) => prefix + t) : batch));

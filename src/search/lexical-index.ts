@@ -101,6 +101,9 @@ export class LexicalIndex {
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
 
+  /** Fill the adjacency filters in the background; off, proximity reads the postings (same answers). */
+  background = true;
+
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
       ...DEFAULT_SEARCH_SETTINGS,
@@ -239,6 +242,7 @@ export class LexicalIndex {
    * may hold a pair (both words), as before the filters.
    */
   private fillAdjacency(): void {
+    if (!this.background) return;
     this.adjacencyWork.start(() => {
       let budget = 100_000;
       for (const field of this.proximityFields())
