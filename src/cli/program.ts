@@ -250,6 +250,7 @@ export function buildProgram(): Command {
           .join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`,
       );
       if (d.embeddings.buildNote) process.stderr.write(`note: ${d.embeddings.buildNote}\n`);
+      for (const w of d.embeddings.warnings) process.stderr.write(`warning: ${w}\n`);
     });
 
   program

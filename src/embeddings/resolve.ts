@@ -1,3 +1,4 @@
+import { isBacklogError } from '../errors.js';
 import { BUNDLED_DIMS, BUNDLED_MAX_TOKENS, bundledId, createBundledEmbedder } from './bundled.js';
 import {
   createTransformersEmbedder,
@@ -29,6 +30,8 @@ export async function describeEmbedder(
   if (provider === 'auto' || provider === 'transformers') {
     const local = await describeTransformersModel(options.transformers);
     if (local) return { provider: 'transformers', ...local };
+    // Asked for by name and not loadable: loading it says why (a missing model or package), with a hint.
+    if (provider === 'transformers') return undefined;
   }
   const id = bundledId();
   if (id.endsWith('@unknown')) return undefined;
@@ -36,6 +39,8 @@ export async function describeEmbedder(
 }
 
 function message(err: unknown): string {
+  // A missing optional package says how to install it (transformers.ts).
+  if (isBacklogError(err)) return `${err.message}. ${err.hint}`;
   return err instanceof Error ? err.message : String(err);
 }
 

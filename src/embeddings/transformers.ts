@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { BacklogError } from '../errors.js';
 import type { Embedder, EmbedKind, Pooling, TransformersDtype, TransformersOptions } from './types.js';
 import { embedNonEmpty, l2normalize } from './vector.js';
 
@@ -157,7 +158,7 @@ export async function describeTransformersModel(
   options: TransformersOptions = {},
 ): Promise<{ id: string; maxTokens: number | undefined } | undefined> {
   const where = await locateTransformersModel({ ...options, allowRemote: false });
-  if (!where.available) return undefined;
+  if (!where.available || !transformersInstalled()) return undefined;
   let maxLength: unknown;
   try {
     const config = JSON.parse(await readFile(join(where.folder, 'tokenizer_config.json'), 'utf8')) as {
@@ -168,6 +169,34 @@ export async function describeTransformersModel(
     return undefined;
   }
   return { id: transformersId(options, where), maxTokens: maxTokensOf(maxLength) };
+}
+
+/**
+ * How a user adds the transformers provider: @huggingface/transformers is an optional peer dependency (with
+ * it come ONNX Runtime's 430 MB, which the bundled model does not need). ONNXRUNTIME_NODE_INSTALL=skip
+ * keeps npm 10 from downloading ONNX Runtime's CUDA libraries in its install script (CPU is what runs here).
+ */
+export const TRANSFORMERS_INSTALL = 'ONNXRUNTIME_NODE_INSTALL=skip npm install -g @huggingface/transformers@4';
+
+/** Whether @huggingface/transformers can be imported from here (resolved, not loaded). */
+export function transformersInstalled(): boolean {
+  try {
+    import.meta.resolve('@huggingface/transformers');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function loadTransformers(): Promise<typeof import('@huggingface/transformers')> {
+  if (!transformersInstalled())
+    throw new BacklogError(
+      'NOT_FOUND',
+      'the transformers embedding provider needs @huggingface/transformers, which is not installed',
+      `Install it beside backlog-search: ${TRANSFORMERS_INSTALL} (in a project: npm install @huggingface/transformers@4), or use --embeddings bundled.`,
+      { package: '@huggingface/transformers' },
+    );
+  return import('@huggingface/transformers');
 }
 
 type FeatureExtractor = ((
@@ -191,7 +220,7 @@ export async function createTransformersEmbedder(options: TransformersOptions = 
   const queryPrefix = options.queryPrefix ?? defaults.queryPrefix;
   const passagePrefix = options.passagePrefix ?? defaults.passagePrefix;
 
-  const { env, pipeline, LogLevel } = await import('@huggingface/transformers');
+  const { env, pipeline, LogLevel } = await loadTransformers();
   env.localModelPath = root;
   env.allowLocalModels = true;
   env.allowRemoteModels = where.source === 'remote';
