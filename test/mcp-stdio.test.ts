@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { openBacklog } from '../src/service/open-backlog.js';
 import { call, defineContract } from './mcp-contract.js';
@@ -36,7 +36,8 @@ describe('MCP over stdio (spawned `backlog-search mcp`)', () => {
     expect(client.getServerVersion()?.name).toBe('backlog-search');
     expect(client.getInstructions()).toContain('backlog_search');
     expect(client.getServerCapabilities()?.resources?.listChanged).toBe(true);
-    expect(stderr).toContain('MCP over stdio');
+    // Printed once the backlog is read, which may be after initialize was answered.
+    await vi.waitFor(() => expect(stderr).toContain('MCP over stdio'), { timeout: 10_000 });
   });
 
   defineContract({ client: () => client, dir: () => dir, reference: () => reference });

@@ -2,18 +2,19 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
-import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
+import type { OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
 import { VERSION } from '../version.js';
 import { DIAGNOSTIC_LEVELS, atLeast } from '../service/diagnostics.js';
 import type { DiagnosticLevel } from '../storage/types.js';
-import { createProgress } from './progress.js';
-import { describeFilters, formatGet, formatList, formatSearch, formatDiagnostics } from './format.js';
-import { styleFor, type Style } from './style.js';
+import type { Style } from './style.js';
 import { LIST_SORTS } from '../service/list-sort.js';
-import { loadBeir } from '../eval/beir.js';
-import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
+
+// Each command imports what it uses when it runs (issue #23): `--help` and `--version` load none of the
+// service, `get` and a lexical `search` none of the HTTP server, the MCP server or the embedding runtime.
+const backlog = () => import('../service/open-backlog.js');
+const formats = () => import('./format.js');
 
 interface GlobalOptions {
   dir?: string;
@@ -42,7 +43,7 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
 }
 
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
-const opened: BacklogService[] = [];
+const oneShots: BacklogService[] = [];
 
 /**
  * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
@@ -52,9 +53,21 @@ const opened: BacklogService[] = [];
 type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
 
 async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
+  const service = await (await begin(cmd, kind, watch)).opened;
+  if (kind !== 'server') oneShots.push(service);
+  return service;
+}
+
+/** The service as soon as its format is known, and `opened` when it has read the backlog (see beginOpenBacklog). */
+async function begin(
+  cmd: Command,
+  kind: OpenKind,
+  watch: boolean,
+): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
-  const bar = kind === 'index' ? createProgress() : undefined;
-  const service = await openBacklog({
+  const { beginOpenBacklog } = await backlog();
+  const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;
+  const begun = await beginOpenBacklog({
     dir: await resolveDir(dir),
     onProgress: bar?.update,
     onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
@@ -63,11 +76,12 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
     // get and list never rank by meaning: loading the model would cost them ~0.6 s and ~130 MB.
     embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
+    // One query and exit: preparing every body for snippets would cost more than the query.
+    background: kind === 'server',
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
-  bar?.stop();
-  if (kind !== 'server') opened.push(service);
-  return service;
+  if (bar) begun.opened = begun.opened.finally(() => bar.stop());
+  return begun;
 }
 
 function filterOptions(cmd: Command): Command {
@@ -90,8 +104,9 @@ function filterOptions(cmd: Command): Command {
 }
 
 /** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
-function filterFlags(o: Record<string, unknown>): string {
+async function filterFlags(o: Record<string, unknown>): Promise<string> {
   const { type, status, state, parent, tag, author, path, folder, fileType } = o;
+  const { describeFilters } = await formats();
   return describeFilters({ type, status, state, parent, tag, author, path, folder, 'file-type': fileType });
 }
 
@@ -113,11 +128,17 @@ function filtersFrom(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** JSON as it always was with --json; else the text, coloured when stdout is a terminal (see styleFor). */
-function print(json: boolean, value: unknown, text: (style: Style) => string, cmd?: Command): void {
+async function print(
+  json: boolean,
+  value: unknown,
+  text: (style: Style) => string,
+  cmd?: Command,
+): Promise<void> {
   if (json) {
     process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
     return;
   }
+  const { styleFor } = await import('./style.js');
   const flag = cmd?.optsWithGlobals<GlobalOptions>().color;
   process.stdout.write(`${text(styleFor(process.stdout, process.env, flag !== false))}\n`);
 }
@@ -179,7 +200,9 @@ export function buildProgram(): Command {
         include_content: Boolean(o.content),
         include_scores: Boolean(o.scores),
       });
-      print(o.json, res, (style) => formatSearch(res, style, filterFlags(o), Number(o.offset)), cmd);
+      const { formatSearch } = await formats();
+      const flags = await filterFlags(o);
+      await print(o.json, res, (style) => formatSearch(res, style, flags, Number(o.offset)), cmd);
     });
 
   program
@@ -190,7 +213,8 @@ export function buildProgram(): Command {
     .action(async (ids: string[], o, cmd: Command) => {
       const service = await open(cmd, 'lookup');
       const entries = service.get(ids);
-      print(
+      const { formatGet } = await formats();
+      await print(
         o.json,
         entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries,
         (style) => formatGet(entries, style),
@@ -216,7 +240,9 @@ export function buildProgram(): Command {
     .action(async (o, cmd: Command) => {
       const service = await open(cmd, 'lookup');
       const res = service.list({ ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset });
-      print(o.json, res, (style) => formatList(res, style, filterFlags(o), Number(o.offset)), cmd);
+      const { formatList } = await formats();
+      const flags = await filterFlags(o);
+      await print(o.json, res, (style) => formatList(res, style, flags, Number(o.offset)), cmd);
     });
 
   program
@@ -232,6 +258,7 @@ export function buildProgram(): Command {
           .join(', ')}) in ${Math.round(performance.now() - started)} ms; ${d.files.length} diagnostics.\n`,
       );
       if (d.embeddings.buildNote) process.stderr.write(`note: ${d.embeddings.buildNote}\n`);
+      for (const w of d.embeddings.warnings) process.stderr.write(`warning: ${w}\n`);
     });
 
   program
@@ -245,9 +272,12 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON (findings filtered by --level)')
     .action(async (o, cmd: Command) => {
       const service = await open(cmd);
+      // The embeddings' state as a search would find it (read from .cache/, no model loaded).
+      await service.semanticReady();
       const d = service.diagnostics();
       const level = o.level as DiagnosticLevel;
-      print(
+      const { formatDiagnostics } = await formats();
+      await print(
         o.json,
         { ...d, files: d.files.filter((f) => atLeast(f.level, level)) },
         (style) => formatDiagnostics(d, level, style),
@@ -265,10 +295,13 @@ export function buildProgram(): Command {
     )
     .option('--json', 'print one JSON object')
     .action(async (dir: string, o, cmd: Command) => {
+      const { loadBeir } = await import('../eval/beir.js');
+      const { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } =
+        await import('../eval/run-eval.js');
       const dataset = await loadBeir(resolve(dir), o.split);
       if (o.mode === 'bm25') {
         const report = await runEval(dataset, oramaServiceRetriever());
-        print(o.json, { ...report, mode: 'bm25' }, () => formatReport(report, 'bm25'));
+        await print(o.json, { ...report, mode: 'bm25' }, () => formatReport(report, 'bm25'));
         return;
       }
       const { embeddings } = cmd.optsWithGlobals<GlobalOptions>();
@@ -282,7 +315,7 @@ export function buildProgram(): Command {
         // The mode that actually ran: without an embedding provider the fused list is BM25 alone.
         const mode = retriever.provider() === 'none' ? 'bm25' : o.mode;
         if (mode !== o.mode) process.stderr.write(`no embedding provider could be loaded; ran ${mode}\n`);
-        print(o.json, { ...report, mode }, () => formatReport(report, mode));
+        await print(o.json, { ...report, mode }, () => formatReport(report, mode));
       } finally {
         await retriever.close();
       }
@@ -294,13 +327,19 @@ export function buildProgram(): Command {
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
     .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd, 'server', o.watch !== false);
+      const { closeBacklog } = await backlog();
+      // initialize and tools/list are answered while the backlog is read; other requests wait for it.
+      const { service, opened } = await begin(cmd, 'server', o.watch !== false);
       const { runStdioServer } = await import('../mcp/stdio.js');
-      process.stderr.write(
-        `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+      opened.then(
+        () =>
+          process.stderr.write(
+            `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+          ),
+        () => undefined, // runStdioServer rejects with the error
       );
       try {
-        await runStdioServer(service, { readOnly: Boolean(o.readOnly) });
+        await runStdioServer(service, { readOnly: Boolean(o.readOnly), opened });
       } finally {
         await closeBacklog(service);
       }
@@ -338,6 +377,7 @@ export function buildProgram(): Command {
           'Pass an integer from 0 to 65535 (0 picks a free port).',
           { field: 'port' },
         );
+      const { closeBacklog } = await backlog();
       const service = await open(cmd, 'server', o.watch !== false);
       const { startHttpServer } = await import('../http/server.js');
       const list = (v: unknown) =>
@@ -413,7 +453,7 @@ export async function main(argv = process.argv): Promise<void> {
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
-    await Promise.all(opened.map((s) => s.close()));
+    await Promise.all(oneShots.map((s) => s.close()));
   } catch (err) {
     if (err instanceof CommanderError) {
       // The parser already printed its message (and the help) on stderr; --help and --version exit 0.

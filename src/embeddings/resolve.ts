@@ -1,8 +1,46 @@
-import { createBundledEmbedder } from './bundled.js';
-import { createTransformersEmbedder, locateTransformersModel } from './transformers.js';
+import { isBacklogError } from '../errors.js';
+import { BUNDLED_DIMS, BUNDLED_MAX_TOKENS, bundledId, createBundledEmbedder } from './bundled.js';
+import {
+  createTransformersEmbedder,
+  describeTransformersModel,
+  locateTransformersModel,
+} from './transformers.js';
 import type { Embedder, EmbedderOptions, EmbeddingProvider, ResolvedEmbedder } from './types.js';
 
+/** What an embedder will be once loaded, known from files alone: the cache it keys on and its chunk size. */
+export interface DescribedEmbedder {
+  provider: 'transformers' | 'bundled';
+  id: string;
+  maxTokens: number | undefined;
+  /** Known for the bundled model; a transformers model's come from the cache file's header. */
+  dims?: number;
+}
+
+/**
+ * The embedder `resolveEmbedder` would load, without loading it (no model, no runtime): a local
+ * transformers model for `auto` and `transformers` when its files are there, else the bundled model.
+ * Undefined when that cannot be told from files (injected loaders) or nothing would load. The loaded
+ * embedder may still differ (a model that fails to load falls back): callers compare ids.
+ */
+export async function describeEmbedder(
+  provider: EmbeddingProvider = 'auto',
+  options: EmbedderOptions = {},
+): Promise<DescribedEmbedder | undefined> {
+  if (provider === 'none' || options.loaders) return undefined;
+  if (provider === 'auto' || provider === 'transformers') {
+    const local = await describeTransformersModel(options.transformers);
+    if (local) return { provider: 'transformers', ...local };
+    // Asked for by name and not loadable: loading it says why (a missing model or package), with a hint.
+    if (provider === 'transformers') return undefined;
+  }
+  const id = bundledId();
+  if (id.endsWith('@unknown')) return undefined;
+  return { provider: 'bundled', id, maxTokens: BUNDLED_MAX_TOKENS, dims: BUNDLED_DIMS };
+}
+
 function message(err: unknown): string {
+  // A missing optional package says how to install it (transformers.ts).
+  if (isBacklogError(err)) return `${err.message}. ${err.hint}`;
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -8,8 +8,9 @@ import { englishOnlyQuerySupported } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
-import { SemanticIndex } from './semantic-index.js';
-import type { EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
+import { describeEmbedder, type DescribedEmbedder } from './resolve.js';
+import { SemanticIndex, type IndexEmbedder } from './semantic-index.js';
+import type { EmbedKind, EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
 import type { Scored, VectorRetriever } from '../search/types.js';
 
@@ -108,9 +109,39 @@ const BACKGROUND_BATCH_CHARS = 2000;
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
 const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
 
+/**
+ * An embedder known by its id, dims and chunk size, whose worker pool (the model) starts on first use: a
+ * process that only reads cached vectors loads the model when a query needs a vector, not before.
+ */
+class LazyPool implements IndexEmbedder {
+  private started: Promise<EmbeddingPool> | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly dims: number,
+    readonly maxTokens: number | undefined,
+    private readonly start: () => Promise<EmbeddingPool>,
+  ) {}
+
+  private pool(): Promise<EmbeddingPool> {
+    this.started ??= this.start();
+    return this.started;
+  }
+
+  async embed(texts: string[], kind?: EmbedKind): Promise<Float32Array[]> {
+    return (await this.pool()).embed(texts, kind);
+  }
+
+  async embedQuery(text: string): Promise<Float32Array> {
+    return (await this.pool()).embedQuery(text);
+  }
+}
+
 export class SemanticSearch implements VectorRetriever {
   private status: SemanticStatus = { provider: 'none', state: 'off', done: 0, total: 0, warnings: [] };
   private pool: EmbeddingPool | null = null;
+  /** The model's id once known (before its pool starts, in a process that reads cached vectors only). */
+  private modelId: string | null = null;
   private index: SemanticIndex | null = null;
   private cache: EmbeddingCache | null = null;
   /** Index writes run one at a time (SemanticIndex.upsert is not re-entrant for a document). */
@@ -140,6 +171,8 @@ export class SemanticSearch implements VectorRetriever {
     if (s.state === 'loading') return 'loading its model';
     if (s.state === 'ready')
       return s.missing ? `ready in part (${s.done}/${s.total} chunks embedded)` : 'ready';
+    if (s.state === 'incomplete' && s.missing === undefined)
+      return 'incomplete: no embedding is cached (run `backlog-search index`)';
     if (s.state === 'incomplete')
       return `incomplete: ${s.missing} of ${s.total} chunks have no cached embedding (run \`backlog-search index\`)`;
     return s.state === 'failed' ? 'unavailable (failed to load)' : 'off (no embedding provider)';
@@ -188,6 +221,12 @@ export class SemanticSearch implements VectorRetriever {
    * every document has a vector, else `incomplete` (bm25).
    */
   private async run(items: BacklogItem[]): Promise<void> {
+    if (this.options.embedMissing === 'never' && this.options.cacheDir) {
+      const described = await describeEmbedder(this.options.provider, {
+        transformers: this.options.transformers,
+      });
+      if (described) return this.runFromCache(items, described, this.options.cacheDir);
+    }
     const rssBefore = process.memoryUsage.rss();
     const started = await EmbeddingPool.start({
       provider: this.options.provider,
@@ -217,27 +256,9 @@ export class SemanticSearch implements VectorRetriever {
 
     const docs = items.map(toDoc);
     for (const d of docs) this.live.set(d.id, d);
-    const cache = this.cache;
-    let missing = 0;
-    let uncovered = 0; // documents with no cached vector at all
-    for (const d of docs) {
-      const hashes = index.hashes(d);
-      this.status.total += hashes.length;
-      // has(), not get(): an i8 cache would dequantize every vector just to count the missing ones.
-      const absent = cache ? hashes.filter((h) => !cache.has(h)).length : hashes.length;
-      missing += absent;
-      if (hashes.length > 0 && absent === hashes.length) uncovered++;
-    }
+    const { missing, uncovered } = this.countMissing(index, docs);
     const mode = this.options.embedMissing;
-    if (missing > 0 && mode === 'never' && uncovered > 0) {
-      this.status.state = 'incomplete';
-      this.status.missing = missing;
-      this.status.warnings.push(
-        `${missing} of ${this.status.total} chunks have no cached embedding; run \`backlog-search index\` to build them`,
-      );
-      await this.close();
-      return;
-    }
+    if (missing > 0 && mode === 'never' && uncovered > 0) return this.incomplete(missing);
     this.status.state = 'indexing';
     const progress = (offset: number) => ({
       onProgress: (done: number, total: number) => {
@@ -283,6 +304,82 @@ export class SemanticSearch implements VectorRetriever {
     // gives back about 30 MB that V8 may otherwise keep while the worker idles.
     if (missing > 0 && mode !== 'never')
       void this.pool?.workerMemory({ collect: true }).catch(() => undefined);
+  }
+
+  /**
+   * `never` with a model known from its files: the cached vectors only, read without loading the model
+   * (a LazyPool loads it for the first query that needs a vector). Nothing is read when no cache file of
+   * that model exists: a one-shot command then answers bm25 in the time of a lexical one.
+   */
+  private async runFromCache(items: BacklogItem[], described: DescribedEmbedder, dir: string): Promise<void> {
+    this.status.provider = described.provider;
+    this.modelId = described.id;
+    const dims = await EmbeddingCache.peekDims(dir, described.id);
+    if (dims === undefined || (described.dims !== undefined && dims !== described.dims)) {
+      this.status.state = 'incomplete';
+      this.status.warnings.push(
+        `no embedding is cached for ${described.id}; run \`backlog-search index\` to build them`,
+      );
+      return;
+    }
+    this.cache = await EmbeddingCache.open(dir, described.id, dims, { encoding: 'i8' });
+    this.status.warnings.push(...this.cache.warnings);
+    const embedder = new LazyPool(described.id, dims, described.maxTokens, () => this.startPool(described));
+    const index = new SemanticIndex({ embedder, cache: this.cache });
+    this.index = index;
+    const docs = items.map(toDoc);
+    const { missing, uncovered } = this.countMissing(index, docs);
+    if (missing > 0 && uncovered > 0) return this.incomplete(missing);
+    this.status.state = 'indexing';
+    await this.enqueue(() => index.upsert(docs, { embed: 0 }));
+    this.markReady();
+  }
+
+  /** The pool behind a LazyPool: the model `described` names, or an error (another model loaded, none, or closed). */
+  private async startPool(described: DescribedEmbedder): Promise<EmbeddingPool> {
+    const started = await EmbeddingPool.start({
+      provider: described.provider,
+      workers: 1,
+      transformers: this.options.transformers,
+    });
+    this.status.warnings.push(...started.warnings);
+    const pool = started.embedder;
+    if (!pool || pool.id !== described.id || this.closed) {
+      await pool?.close();
+      throw new Error(
+        this.closed
+          ? 'closed'
+          : `the ${described.provider} model loaded as ${pool?.id ?? 'nothing'}, not ${described.id}`,
+      );
+    }
+    this.pool = pool;
+    return pool;
+  }
+
+  /** Chunks of `docs` with no cached vector, and documents with none at all. */
+  private countMissing(index: SemanticIndex, docs: Doc[]): { missing: number; uncovered: number } {
+    const cache = this.cache;
+    let missing = 0;
+    let uncovered = 0;
+    for (const d of docs) {
+      const hashes = index.hashes(d);
+      this.status.total += hashes.length;
+      // has(), not get(): an i8 cache would dequantize every vector just to count the missing ones.
+      const absent = cache ? hashes.filter((h) => !cache.has(h)).length : hashes.length;
+      missing += absent;
+      if (hashes.length > 0 && absent === hashes.length) uncovered++;
+    }
+    return { missing, uncovered };
+  }
+
+  /** Some document has no cached vector and this process does not embed: bm25, saying how many are missing. */
+  private async incomplete(missing: number): Promise<void> {
+    this.status.state = 'incomplete';
+    this.status.missing = missing;
+    this.status.warnings.push(
+      `${missing} of ${this.status.total} chunks have no cached embedding; run \`backlog-search index\` to build them`,
+    );
+    await this.close();
   }
 
   /** Hybrid search may start: every document has at least one vector. */
@@ -438,13 +535,23 @@ export class SemanticSearch implements VectorRetriever {
    * the gate of query-language.ts lets through (not Russian, not `Passwort vergessen`).
    */
   async supports(query: string): Promise<boolean> {
-    return (this.pool !== null && MULTILINGUAL.test(this.pool.id)) || englishOnlyQuerySupported(query);
+    const id = this.pool?.id ?? this.modelId;
+    return (id !== null && MULTILINGUAL.test(id)) || englishOnlyQuerySupported(query);
   }
 
   /** The `k` nearest documents by their best chunk (cosine), among `allowed` when given. */
   async search(query: string, k: number, allowed?: (id: string) => boolean): Promise<Scored[]> {
     if (!this.index || this.status.state !== 'ready' || !(await this.supports(query))) return [];
-    const hits = await this.index.search(query, k, allowed ? { filter: allowed } : {});
+    let hits;
+    try {
+      hits = await this.index.search(query, k, allowed ? { filter: allowed } : {});
+    } catch (err) {
+      if (this.pool) throw err;
+      // The model of cached vectors failed to load on first use: bm25 from now on, and say why.
+      this.status.state = 'failed';
+      this.status.warnings.push(`semantic search failed: ${(err as Error).message}; searches run bm25`);
+      return [];
+    }
     return hits.map((h) => ({ id: h.docId, score: h.score }));
   }
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { BacklogError } from '../errors.js';
 import type { Embedder, EmbedKind, Pooling, TransformersDtype, TransformersOptions } from './types.js';
 import { embedNonEmpty, l2normalize } from './vector.js';
 
@@ -129,6 +131,74 @@ export async function locateTransformersModel(options: TransformersOptions = {})
   }
 }
 
+const maxTokensOf = (maxLength: unknown): number | undefined =>
+  typeof maxLength === 'number' && maxLength > 0 && maxLength < 1e6 ? maxLength : undefined;
+
+/** The embedder's id (what caches key on): the model, its ONNX file and size, pooling and passage prefix. */
+function transformersId(options: TransformersOptions, where: ModelLocation): string {
+  const { model } = resolvedOptions(options);
+  const pooling = options.pooling ?? modelDefaults(model).pooling;
+  const passagePrefix = options.passagePrefix ?? modelDefaults(model).passagePrefix;
+  const prefixTag = passagePrefix
+    ? `:${createHash('sha1').update(passagePrefix).digest('hex').slice(0, 8)}`
+    : '';
+  const id = `transformers:${isAbsolute(model) ? basename(model) : model}:${where.dtype}:${pooling}${prefixTag}`;
+  // Files on disk can change under the same name; the size of the onnx file is part of the identity.
+  const onnxFile = join(where.folder, 'onnx', `model${DTYPE_SUFFIX[where.dtype]}.onnx`);
+  const size = existsSync(onnxFile) ? statSync(onnxFile).size : 0;
+  return size ? `${id}:${size}` : id;
+}
+
+/**
+ * The id and token limit a local transformers model will have once loaded, from its files alone (no
+ * runtime loaded); undefined when it is not on disk. `maxTokens` is the tokenizer's `model_max_length`,
+ * which is what transformers.js reads.
+ */
+export async function describeTransformersModel(
+  options: TransformersOptions = {},
+): Promise<{ id: string; maxTokens: number | undefined } | undefined> {
+  const where = await locateTransformersModel({ ...options, allowRemote: false });
+  if (!where.available || !transformersInstalled()) return undefined;
+  let maxLength: unknown;
+  try {
+    const config = JSON.parse(await readFile(join(where.folder, 'tokenizer_config.json'), 'utf8')) as {
+      model_max_length?: unknown;
+    };
+    maxLength = config.model_max_length;
+  } catch {
+    return undefined;
+  }
+  return { id: transformersId(options, where), maxTokens: maxTokensOf(maxLength) };
+}
+
+/**
+ * How a user adds the transformers provider: @huggingface/transformers is an optional peer dependency (with
+ * it come ONNX Runtime's 430 MB, which the bundled model does not need). ONNXRUNTIME_NODE_INSTALL=skip
+ * keeps npm 10 from downloading ONNX Runtime's CUDA libraries in its install script (CPU is what runs here).
+ */
+export const TRANSFORMERS_INSTALL = 'ONNXRUNTIME_NODE_INSTALL=skip npm install -g @huggingface/transformers@4';
+
+/** Whether @huggingface/transformers can be imported from here (resolved, not loaded). */
+export function transformersInstalled(): boolean {
+  try {
+    import.meta.resolve('@huggingface/transformers');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function loadTransformers(): Promise<typeof import('@huggingface/transformers')> {
+  if (!transformersInstalled())
+    throw new BacklogError(
+      'NOT_FOUND',
+      'the transformers embedding provider needs @huggingface/transformers, which is not installed',
+      `Install it beside backlog-search: ${TRANSFORMERS_INSTALL} (in a project: npm install @huggingface/transformers@4), or use --embeddings bundled.`,
+      { package: '@huggingface/transformers' },
+    );
+  return import('@huggingface/transformers');
+}
+
 type FeatureExtractor = ((
   texts: string[],
   options: { pooling: Pooling; normalize: boolean },
@@ -150,7 +220,7 @@ export async function createTransformersEmbedder(options: TransformersOptions = 
   const queryPrefix = options.queryPrefix ?? defaults.queryPrefix;
   const passagePrefix = options.passagePrefix ?? defaults.passagePrefix;
 
-  const { env, pipeline, LogLevel } = await import('@huggingface/transformers');
+  const { env, pipeline, LogLevel } = await loadTransformers();
   env.localModelPath = root;
   env.allowLocalModels = true;
   env.allowRemoteModels = where.source === 'remote';
@@ -182,20 +252,11 @@ export async function createTransformersEmbedder(options: TransformersOptions = 
     throw err;
   }
   const dims = probe[0].length;
-  const maxLength = extractor.tokenizer?.model_max_length;
-  const maxTokens = typeof maxLength === 'number' && maxLength > 0 && maxLength < 1e6 ? maxLength : undefined;
-  const prefixTag = passagePrefix
-    ? `:${createHash('sha1').update(passagePrefix).digest('hex').slice(0, 8)}`
-    : '';
-  const id = `transformers:${isAbsolute(model) ? basename(model) : model}:${where.dtype}:${pooling}${prefixTag}`;
-  // Files on disk can change under the same name; the size of the onnx file is part of the identity.
-  const onnxFile = join(where.folder, 'onnx', `model${DTYPE_SUFFIX[where.dtype]}.onnx`);
-  const size = existsSync(onnxFile) ? statSync(onnxFile).size : 0;
 
   return {
-    id: size ? `${id}:${size}` : id,
+    id: transformersId(options, where),
     dims,
-    maxTokens,
+    maxTokens: maxTokensOf(extractor.tokenizer?.model_max_length),
     embed(texts: string[], kind: EmbedKind = 'passage') {
       const prefix = kind === 'query' ? queryPrefix : passagePrefix;
       return embedNonEmpty(texts, dims, (batch) => run(prefix ? batch.map((t) => prefix + t) : batch));

@@ -110,6 +110,9 @@ export class LexicalIndex {
   /** 1 at the internal id of an archived document (its score is times `archivedWeight`). */
   private archived: Uint8Array = new Uint8Array(0);
 
+  /** Fill the adjacency filters in the background; off, proximity reads the postings (same answers). */
+  background = true;
+
   constructor(settings: Partial<SearchSettings> = {}) {
     this.settings = {
       ...DEFAULT_SEARCH_SETTINGS,
@@ -250,6 +253,7 @@ export class LexicalIndex {
    * may hold a pair (both words), as before the filters.
    */
   private fillAdjacency(): void {
+    if (!this.background) return;
     this.adjacencyWork.start(() => {
       let budget = 100_000;
       for (const field of this.proximityFields())

@@ -69,6 +69,12 @@ export interface OramaSearchServiceOptions {
   vectors?: VectorRetriever;
   /** The links between documents, for related items (built on demand by the caller). */
   neighbors?: () => Neighbors;
+  /**
+   * Prepare snippet bodies and proximity's word-pair filters in the background after a build or restore
+   * (default true): later queries are faster. A process that answers one query and exits turns it off
+   * (the CLI): its few results are prepared when asked for, with the same answers.
+   */
+  background?: boolean;
 }
 
 export class OramaSearchService implements SearchEngine {
@@ -100,6 +106,7 @@ export class OramaSearchService implements SearchEngine {
       (id) => this.lexical.languageOf(id),
       (term) => this.lexical.hasTerm(term),
     );
+    this.lexical.background = this.results.background = options.background !== false;
     this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,

@@ -46,6 +46,9 @@ export class ResultStore {
   private readonly termIds = new TermIds();
   private readonly warming = new Background();
 
+  /** Prepare bodies in the background (`warm`); off, each is prepared when a result first needs it. */
+  background = true;
+
   constructor(
     private readonly analyzer: TextAnalyzer,
     /** The language a document was indexed in: its snippet's terms must be the index's. */
@@ -144,7 +147,7 @@ export class ResultStore {
    * build took): the first snippet of a long body would otherwise cost a query several ms.
    */
   warm(): void {
-    if (this.warming.running) return;
+    if (this.warming.running || !this.background) return;
     const pending = [...this.docs.values()].slice(0, MAX_PREPARED);
     this.warming.start(() => {
       for (const doc of pending.splice(0, 50)) this.prepare(doc);

@@ -69,6 +69,8 @@ export interface BacklogServiceOptions {
   limits?: Partial<Limits>;
   /** Read the folder as this format (`native`, `backlog-md`) instead of detecting it (docs/formats.md). */
   format?: FormatName;
+  /** Background preparation after a build or restore (default true; see OramaSearchServiceOptions). */
+  background?: boolean;
 }
 
 const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
@@ -97,6 +99,7 @@ export class BacklogService {
       hybrid: options.hybrid,
       vectors: this.semantic,
       neighbors: () => this.store.linkGraph(),
+      background: options.background,
     });
     this.indexer = new Indexer({
       dir: this.dir,
@@ -118,6 +121,14 @@ export class BacklogService {
    */
   reload(onProgress?: LoadProgress, options: { rebuild?: boolean } = {}): Promise<void> {
     return this.indexer.reload(onProgress, options);
+  }
+
+  /**
+   * Reads the folder's format and settings (config.yml) before `reload`, so that `format` answers while the
+   * files are still being read (the MCP server describes its tools with them).
+   */
+  detectFormat(): Promise<void> {
+    return this.indexer.detectFormat();
   }
 
   /** Starts the semantic index over the current items (see SemanticOptions.embedMissing). */

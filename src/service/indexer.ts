@@ -110,6 +110,11 @@ export class Indexer {
     return this.currentFormat;
   }
 
+  /** Reads the folder's format (its config.yml) without reading the files. */
+  async detectFormat(): Promise<void> {
+    this.currentFormat = await detectFormat(this.dir, this.forcedFormat);
+  }
+
   private get cacheVersion(): string {
     return this.versionFor(this.currentFormat.signature);
   }
@@ -128,7 +133,7 @@ export class Indexer {
    * (reading only the files that changed since), else by reading every file.
    */
   async reload(onProgress?: LoadProgress, { rebuild = false }: { rebuild?: boolean } = {}): Promise<void> {
-    this.currentFormat = await detectFormat(this.dir, this.forcedFormat);
+    await this.detectFormat();
     if (this.cachePath && !rebuild && (await this.reloadFromCache())) return;
     const loaded = await loadBacklog(this.dir, this.currentFormat, (d, t) => onProgress?.('read', d, t));
     for (const item of loaded.items) this.applyWordBudget(item, loaded.diagnostics);

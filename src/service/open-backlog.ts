@@ -8,7 +8,7 @@ import type { EmbedMissing } from '../embeddings/semantic-search.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import type { FormatName } from '../storage/formats/detect.js';
 import type { Limits } from './limits.js';
-import { watchBacklog, type BacklogWatcher, type WatchOptions } from './watcher.js';
+import type { BacklogWatcher, WatchOptions } from './watcher.js';
 import { parseLanguagesSetting, readBacklogLanguages } from './backlog-settings.js';
 import { removeWriteLeftovers } from '../storage/write-file.js';
 
@@ -64,6 +64,12 @@ export interface OpenBacklogOptions {
    * layout, else the native format; `native` or `backlog-md` skip detection (docs/formats.md).
    */
   format?: FormatName | 'auto';
+  /**
+   * Prepare snippet bodies and proximity filters in the background once the index is built or read
+   * (default true: later queries are faster). A process that answers one query and exits passes false:
+   * that work would cost it more than its query (docs/performance.md, "Start-up").
+   */
+  background?: boolean;
   /** Read every file and rebuild the index even when the persisted one is valid. */
   rebuild?: boolean;
   onProgress?: (phase: 'read' | 'index', done: number, total: number) => void;
@@ -86,6 +92,18 @@ const watchers = new WeakMap<BacklogService, BacklogWatcher>();
  * after it) and is ready when this resolves; `closeBacklog(service)` stops it.
  */
 export async function openBacklog(options: OpenBacklogOptions = {}): Promise<BacklogService> {
+  return (await beginOpenBacklog(options)).opened;
+}
+
+/**
+ * `openBacklog` in two steps: resolves as soon as the service knows its folder's format and settings
+ * (config.yml read, no other file), with `opened`, which resolves when the files are read and the index
+ * is built, as `openBacklog` does. Until then the service answers as an empty backlog: a server gives
+ * out only what needs no items (the MCP server's `initialize` and `tools/list`) before `opened`.
+ */
+export async function beginOpenBacklog(
+  options: OpenBacklogOptions = {},
+): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
   const dir = resolve(options.dir ?? defaultBacklogDir());
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) {
@@ -96,7 +114,6 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
       { dir },
     );
   }
-  if (options.removeLeftovers !== false) await removeWriteLeftovers(dir);
   const provider =
     options.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
   const languages =
@@ -116,6 +133,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
     format: options.format === 'auto' ? undefined : options.format,
     cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),
     hybrid: options.hybrid,
+    background: options.background,
     embeddings: {
       provider,
       embedMissing: options.embedMissing ?? 'background',
@@ -128,6 +146,15 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
         : {}),
     },
   });
+  await service.detectFormat();
+  const opened = finishOpen(service, options);
+  // Handled by whoever awaits it; marked here so a failure before they do is not an unhandled rejection.
+  opened.catch(() => undefined);
+  return { service, opened };
+}
+
+async function finishOpen(service: BacklogService, options: OpenBacklogOptions): Promise<BacklogService> {
+  if (options.removeLeftovers !== false) await removeWriteLeftovers(service.dir);
   if (!options.watch) {
     await service.reload(options.onProgress, { rebuild: options.rebuild });
     await service.startSemantic();
@@ -135,6 +162,7 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
   }
   let reloaded!: () => void;
   const gate = new Promise<void>((resolve) => (reloaded = resolve));
+  const { watchBacklog } = await import('./watcher.js');
   const watcher = await watchBacklog(service, {
     ...(typeof options.watch === 'object' ? options.watch : {}),
     after: gate,

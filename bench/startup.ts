@@ -1,0 +1,194 @@
+/**
+ * Whole processes, as agents meet the project (issue #23): one CLI call per question, and an MCP stdio
+ * server started per session. Each case is a fresh `node dist/cli/main.js ...` on a copy of the
+ * Backlog.md folder whose `.cache/` is written; `node -e 0` runs in the same rounds as the baseline.
+ * One untimed warm-up round, then `--runs` rounds (default 7), the cases taking turns within a round so
+ * that a burst of load on a shared machine lands on all of them. Medians of wall time (spawn to exit) and
+ * of peak RSS (`/usr/bin/time`, when present; MCP: the server's VmHWM).
+ *
+ *   npm run build && npx tsx bench/startup.ts [--runs 7] [--hybrid <copy with embeddings built>] [--json]
+ *
+ * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
+ * the default search answered hybrid from the cached embeddings.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const SOURCE = join(
+  resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
+  'backlog-md',
+);
+const TIME = '/usr/bin/time';
+const QUERY = 'board view windows';
+
+const { values: flags } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '7' },
+    hybrid: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const runs = Math.max(1, Number(flags.runs));
+
+interface Sample {
+  ms: number;
+  rssMb?: number;
+  /** MCP: the first backlog_search answered, ms after spawn. */
+  firstMs?: number;
+}
+
+/** Runs argv to completion; wall time, and peak RSS when /usr/bin/time is here. Fails on a non-zero exit. */
+function runProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
+  const timed = existsSync(TIME);
+  const [file, args] = timed ? [TIME, ['-f', '%M', ...argv]] : [argv[0], argv.slice(1)];
+  const started = performance.now();
+  return new Promise((done, fail) => {
+    execFile(file, args, { env, maxBuffer: 64 << 20 }, (err, _stdout, stderr) => {
+      const ms = performance.now() - started;
+      if (err) return fail(new Error(`${argv.join(' ')}: ${err.message}\n${stderr}`));
+      const kb = timed ? Number(stderr.trim().split('\n').at(-1)) : NaN;
+      done({ ms, ...(Number.isFinite(kb) ? { rssMb: kb / 1024 } : {}) });
+    });
+  });
+}
+
+/** `backlog-search mcp`: spawn to `initialize` answered, and to the first backlog_search answered. */
+async function runMcp(dir: string, env: NodeJS.ProcessEnv): Promise<Sample> {
+  const started = performance.now();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp', '--dir', dir],
+    env: { ...getDefaultEnvironment(), ...(env as Record<string, string>) },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench-startup', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+    const ms = performance.now() - started;
+    const res = await client.callTool({ name: 'backlog_search', arguments: { query: QUERY, limit: 10 } });
+    const firstMs = performance.now() - started;
+    if (res.isError) throw new Error(`backlog_search failed: ${JSON.stringify(res.content)}`);
+    const status = transport.pid ? readFileSync(`/proc/${transport.pid}/status`, 'utf8') : '';
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    return { ms, firstMs, ...(hwm ? { rssMb: Number(hwm[1]) / 1024 } : {}) };
+  } finally {
+    await client.close();
+  }
+}
+
+interface Case {
+  name: string;
+  run: () => Promise<Sample>;
+  /** The issue's target, seconds (and MiB). */
+  target?: string;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[(s.length - 1) >> 1];
+};
+
+async function main(): Promise<void> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+  if (!existsSync(join(SOURCE, 'config.yml'))) throw new Error(`no Backlog.md folder at ${SOURCE}`);
+  const base = await mkdtemp(join(tmpdir(), 'bench-startup-'));
+  const dir = join(base, 'backlog');
+  await cp(SOURCE, dir, { recursive: true });
+  // The machine's own settings must not choose the embeddings or the folder.
+  const env: NodeJS.ProcessEnv = { ...process.env, BACKLOG_EMBEDDINGS: '', BACKLOG_DIR: '', NO_COLOR: '1' };
+  delete env.BACKLOG_EMBEDDINGS;
+  delete env.BACKLOG_DIR;
+  const cli =
+    (...args: string[]) =>
+    () =>
+      runProcess([process.execPath, CLI, ...args], env);
+  // Writes .cache/index.bin (a first start reads every file).
+  await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')();
+
+  const cases: Case[] = [
+    { name: '`node -e 0` (baseline)', run: () => runProcess([process.execPath, '-e', '0'], env) },
+    { name: '`--version`', run: cli('--version'), target: '<= 0.15 s' },
+    { name: '`--help`', run: cli('--help') },
+    {
+      name: '`search --embeddings none`',
+      run: cli('--dir', dir, '--embeddings', 'none', 'search', QUERY),
+      target: '<= 0.30 s, <= 100 MiB',
+    },
+    {
+      name: '`search` (default; no embedding cached: bm25)',
+      run: cli('--dir', dir, 'search', QUERY),
+      target: '<= 0.30 s',
+    },
+    ...(flags.hybrid
+      ? [
+          {
+            name: '`search` (default; every chunk embedded: hybrid)',
+            run: cli('--dir', resolve(flags.hybrid), 'search', QUERY),
+            target: '<= 1.2 s',
+          },
+        ]
+      : []),
+    { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s' },
+    { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s' },
+    { name: '`diagnostics`', run: cli('--dir', dir, 'diagnostics') },
+    {
+      name: '`mcp`: initialize / first backlog_search',
+      run: () => runMcp(dir, env),
+      target: '<= 0.3 s / <= 0.6 s',
+    },
+  ];
+
+  const samples = new Map<Case, Sample[]>(cases.map((c) => [c, []]));
+  for (let round = 0; round <= runs; round++) {
+    for (const c of cases) {
+      const s = await c.run();
+      if (round > 0) samples.get(c)!.push(s); // round 0 warms the file cache
+    }
+    process.stderr.write(`round ${round}/${runs}\n`);
+  }
+  await rm(base, { recursive: true, force: true });
+
+  const baseline = median(samples.get(cases[0])!.map((s) => s.ms));
+  const rows = cases.map((c) => {
+    const ss = samples.get(c)!;
+    const ms = median(ss.map((s) => s.ms));
+    const first = ss.some((s) => s.firstMs !== undefined) ? median(ss.map((s) => s.firstMs!)) : undefined;
+    const rss = ss.some((s) => s.rssMb !== undefined) ? median(ss.map((s) => s.rssMb!)) : undefined;
+    return {
+      name: c.name,
+      ms,
+      first,
+      ratio: ms / baseline,
+      firstRatio: first && first / baseline,
+      rss,
+      target: c.target,
+    };
+  });
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ runs, node: process.version, rows }, null, 2)}\n`);
+    return;
+  }
+  const s = (ms: number) => (ms / 1000).toFixed(2);
+  process.stdout.write(
+    `Node ${process.version}, ${runs} rounds after a warm-up, medians; ratio: over \`node -e 0\` in the same rounds.\n\n` +
+      '| process | wall s | / node -e 0 | peak RSS MiB | target |\n|---|---|---|---|---|\n',
+  );
+  for (const r of rows) {
+    const wall = r.first === undefined ? s(r.ms) : `${s(r.ms)} / ${s(r.first)}`;
+    const ratio =
+      r.firstRatio === undefined ? r.ratio.toFixed(2) : `${r.ratio.toFixed(2)} / ${r.firstRatio.toFixed(2)}`;
+    process.stdout.write(
+      `| ${r.name} | ${wall} | ${ratio}x | ${r.rss === undefined ? '-' : r.rss.toFixed(0)} | ${r.target ?? ''} |\n`,
+    );
+  }
+}
+
+await main();

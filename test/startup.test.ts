@@ -1,0 +1,138 @@
+/**
+ * Issue #23: a command loads only what it uses, and starts in a fraction of a second. The compiled CLI (what
+ * users run) is spawned with a loader hook that logs every module resolved, in the process and its workers.
+ * The time bounds are generous (a shared machine): they catch a regression to seconds, not a few percent;
+ * bench/startup.ts measures.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tempBacklog } from './helpers.js';
+
+const run = promisify(execFile);
+const HOOK = join(ROOT, 'test', 'module-log.mjs');
+/** What the lexical commands must never load: the embedding runtime and model, the HTTP server, the viewer, MCP. */
+const HEAVY =
+  /@huggingface\/transformers|onnxruntime|@energetic-ai\/|\/hono\/|@hono\/|\/dist\/(http|mcp|viewer)\//;
+
+let base: string;
+let cli: string;
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  // The package as built: dist/ beside a package.json (version.ts reads it) and this checkout's node_modules.
+  base = await mkdtemp(join(tmpdir(), 'bs-startup-'));
+  await run(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.json',
+      '--outDir',
+      join(base, 'dist'),
+    ],
+    { cwd: ROOT },
+  );
+  await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
+  await run('ln', ['-s', join(ROOT, 'node_modules'), join(base, 'node_modules')]);
+  cli = join(base, 'dist', 'cli', 'main.js');
+  ({ dir, cleanup } = await tempBacklog());
+  await run(process.execPath, [cli, '--dir', dir, 'list', '-n', '1']); // writes .cache/index.bin
+}, 120_000);
+
+afterAll(async () => {
+  await cleanup?.();
+  if (base) await rm(base, { recursive: true, force: true });
+});
+
+/** Runs the built CLI with the module log; its output, wall time and the modules it resolved. */
+async function traced(args: string[]): Promise<{ stdout: string; ms: number; modules: string[] }> {
+  const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
+  const env: NodeJS.ProcessEnv = { ...process.env, MODULE_LOG: log, NO_COLOR: '1' };
+  delete env.BACKLOG_EMBEDDINGS; // the default embeddings, as a user has them
+  const started = performance.now();
+  const { stdout } = await run(process.execPath, ['--import', HOOK, cli, ...args], { env });
+  const ms = performance.now() - started;
+  const modules = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  return { stdout, ms, modules };
+}
+
+describe('start-up (issue #23)', () => {
+  it('--version answers from two modules, well under 2 s', async () => {
+    const res = await traced(['--version']);
+    expect(res.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(res.modules.filter((m) => m.startsWith('file:')).map((m) => m.replace(/.*\/dist\//, ''))).toEqual([
+      'cli/main.js',
+      'version.js',
+    ]);
+    expect(res.ms).toBeLessThan(2000);
+  });
+
+  it.each([
+    ['--help', ['--help']],
+    ['get', ['--dir', '<dir>', 'get', 'TASK-0004']],
+    ['list', ['--dir', '<dir>', 'list']],
+    ['diagnostics', ['--dir', '<dir>', 'diagnostics']],
+    ['search --embeddings none', ['--dir', '<dir>', '--embeddings', 'none', 'search', 'login']],
+    // The default embeddings with none cached: bm25, and no model is loaded to find that out.
+    ['search (default, nothing embedded)', ['--dir', '<dir>', 'search', 'login']],
+  ])('%s loads neither the embedding runtime nor the servers', async (_name, args) => {
+    const res = await traced(args.map((a) => (a === '<dir>' ? dir : a)));
+    expect(res.stdout.length).toBeGreaterThan(0);
+    expect(res.modules.length).toBeGreaterThan(2); // the log works
+    expect(res.modules.filter((m) => HEAVY.test(m))).toEqual([]);
+    expect(res.ms).toBeLessThan(5000);
+  });
+
+  it('a default search says why it ran bm25 when nothing is embedded', async () => {
+    const res = await traced(['--dir', dir, 'search', 'login', '--json']);
+    const out = JSON.parse(res.stdout);
+    expect(out.search_mode).toBe('bm25');
+    expect(out.warnings.join(' ')).toContain('no embedding is cached');
+  });
+
+  it('with every chunk embedded, the model loads only for a query that needs a vector', async () => {
+    const bundled = ['--dir', dir, '--embeddings', 'bundled'];
+    await run(process.execPath, [cli, ...bundled, 'index']);
+    // English-only model, Cyrillic query: bm25, from the cached vectors' state alone.
+    const other = await traced([...bundled, 'search', 'вход', '--json']);
+    expect(JSON.parse(other.stdout).warnings.join(' ')).toContain('English-only');
+    expect(other.modules.filter((m) => HEAVY.test(m))).toEqual([]);
+    const hybrid = await traced([...bundled, 'search', 'user cannot sign in', '--json']);
+    expect(JSON.parse(hybrid.stdout).search_mode).toBe('hybrid');
+    expect(hybrid.modules.some((m) => m.includes('@energetic-ai/'))).toBe(true);
+  }, 240_000);
+
+  it('MCP over stdio answers initialize at once, and a first backlog_search after the open', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, 'mcp', '--dir', dir],
+      env: { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' },
+      stderr: 'ignore',
+    });
+    const client = new Client({ name: 'startup-test', version: '1.0.0' });
+    const started = performance.now();
+    try {
+      await client.connect(transport);
+      const initialized = performance.now() - started;
+      // Sent at once: it waits for the open, and finds what the backlog holds (an empty index would not).
+      const res = await client.callTool({
+        name: 'backlog_search',
+        arguments: { query: 'login', limit: 3, response_format: 'detailed' },
+      });
+      const structured = res.structuredContent as { status: string; results: { id: string }[] };
+      expect(structured.status).toBe('ok');
+      expect(structured.results.length).toBeGreaterThan(0);
+      expect(initialized).toBeLessThan(3000);
+      expect(performance.now() - started).toBeLessThan(5000);
+    } finally {
+      await client.close();
+    }
+  });
+});
