@@ -274,6 +274,7 @@ export function App() {
   const [version, setVersion] = useState(0);
   const [flashed, setFlashed] = useState<Set<string>>(new Set());
   const [info, setInfo] = useState<Health | null>(null);
+  const [healthAnswered, setHealthAnswered] = useState(false);
   const flashTimer = useRef<ReturnType<typeof setTimeout>>();
   const lastFocus = useRef<HTMLElement | null>(null);
 
@@ -293,7 +294,8 @@ export function App() {
   useEffect(() => {
     health()
       .then(setInfo)
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => setHealthAnswered(true));
   }, [version]);
 
   const byId = useMemo(() => new Map((all ?? []).map((i) => [i.id, i])), [all]);
@@ -422,7 +424,8 @@ export function App() {
           <ThemeButton />
         </header>
         {info && <ReadOnlyBanner info={info} />}
-        {state.view !== 'files' && all && (
+        {/* After /health (or its failure): the chips are the backlog's kinds, not the native ones first. */}
+        {state.view !== 'files' && all && healthAnswered && (
           <Filters
             state={state}
             all={all}

@@ -66,7 +66,7 @@ function ParentLabel({ item, byId }: { item: ItemSummary; byId: Map<string, Item
   return (
     <span
       class="parent-label"
-      title={`${word}: ${parent ? `${parent.id} · ${parent.title}` : item.parent_id}`}
+      title={`${word}: ${parent ? `${parent.id} · ${parent.title}${stateNote(parent.state)}` : item.parent_id}`}
       data-parent={item.parent_id}
     >
       <ParentIcon type={parent?.type} size={12} />
@@ -74,6 +74,11 @@ function ParentLabel({ item, byId }: { item: ItemSummary; byId: Map<string, Item
       <span class="ellipsis">{parent ? parent.title : item.parent_id}</span>
     </span>
   );
+}
+
+/** ` (archived)` after a parent's title when it is not active. */
+function stateNote(state: string | null): string {
+  return state && state !== 'active' ? ` (${state})` : '';
 }
 
 /** When the item last changed, or, for a file with no update date, when it was created. */
