@@ -1,21 +1,33 @@
 /**
- * `npm run screenshots`: the viewer on the demo backlog (a temp copy), photographed in headless
- * Chromium into docs/screenshots/: the list, the board, the spotlight, the detail, and the spotlight
- * in the dark theme.
+ * `npm run screenshots`: the viewer on the Backlog.md project's own backlog (../shared/eval/backlog-md,
+ * copied to a temp folder first), photographed in headless Chromium into docs/screenshots/: the list,
+ * the board, the spotlight, a sub-task's detail, and the spotlight in the dark theme.
+ *
+ * `npm run screenshots -- path/to/backlog` photographs another backlog (also copied first).
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { ROOT, tempBacklog } from '../test/helpers.js';
+import { BACKLOG_MD_FULL, ROOT, tempBacklog } from '../test/helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium, serveBacklog } from '../test/viewer-browser.js';
 
 if (!HAS_CHROMIUM) throw new Error('Chromium not found at /usr/bin/chromium (apt-get install chromium)');
 
+const source = resolve(process.argv[2] ?? BACKLOG_MD_FULL);
+if (!existsSync(source))
+  throw new Error(`No backlog at ${source}: pass one (npm run screenshots -- path/to/backlog)`);
+
+/** What to show: a query for the spotlight and an item for the detail (Backlog.md's folder, else the demo's). */
+const SCENES = existsSync(join(source, 'config.yml'))
+  ? { query: 'subtask', darkQuery: 'kanban board', item: 'BACK-217.02' }
+  : { query: 'login rate limit', darkQuery: 'sync offline', item: 'TASK-0001' };
+
 const OUT = join(ROOT, 'docs', 'screenshots');
 await mkdir(OUT, { recursive: true });
 const built = await buildViewer();
-const backlog = await tempBacklog();
-const served = await serveBacklog(backlog.dir, built.dir);
+const backlog = await tempBacklog(source);
+const served = await serveBacklog(backlog.dir, built.dir, { embeddings: 'none', cacheDir: false });
 const url = served.server.url;
 
 async function shoot(page: Page, name: string): Promise<void> {
@@ -51,13 +63,13 @@ try {
         await page.goto(`${url}/?view=board`);
         await page.waitForSelector('.board .card');
         await shoot(page, 'board');
-        await spotlight(page, 'login rate limit');
+        await spotlight(page, SCENES.query);
         await shoot(page, 'spotlight');
-        await page.goto(`${url}/?item=TASK-0001`);
-        await page.waitForSelector('.detail-body[data-id="TASK-0001"]');
+        await page.goto(`${url}/?item=${encodeURIComponent(SCENES.item)}`);
+        await page.waitForSelector(`.detail-body[data-id="${SCENES.item}"]`);
         await shoot(page, 'detail');
       } else {
-        await spotlight(page, 'sync offline');
+        await spotlight(page, SCENES.darkQuery);
         await shoot(page, 'spotlight-dark');
       }
     } finally {

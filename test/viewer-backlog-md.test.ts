@@ -23,6 +23,10 @@ const VIEWPORTS = [
   { name: 'phone', width: 390, height: 844, titleShare: 0.75 },
 ] as const;
 
+/** A document known by its file name only (no id of its own): its id is a URI with the name in it. */
+const LONG_NAME = 'hierarchy-review-notes-from-the-accessibility-and-keyboard-navigation-pass.md';
+const LONG_NAME_IN_ID = 'hierarchy-review-notes-from-the-accessibility';
+
 /** Two documents that are children of BACK-222: one with an id of its own, one known by its file name only. */
 const DOC_CHILDREN: Record<string, string> = {
   'docs/doc-002 - Hierarchy-release-checklist.md': [
@@ -176,33 +180,29 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
       beforeAll(() => page.setViewportSize({ width: vp.width, height: vp.height }));
 
       it('never lets a long id squeeze a title in the spotlight: the id is cut, whole in its tooltip', async () => {
-        await openSpotlight(page, url, 'browser task loading');
-        const long = page.locator('.sl-option[data-id*="back-569%20-%20Make-browser"]');
+        await openSpotlight(page, url, 'accessibility keyboard');
+        const long = page.locator(`.sl-option[data-id*="${LONG_NAME_IN_ID}"]`);
         expect(await long.count()).toBe(1);
         await shoot(page, `spotlight-long-id-${vp.name}`);
         expect(await expectRoomyTitles(page, vp.titleShare)).toBeGreaterThan(1);
         const id = long.locator('.row-id');
-        expect(await id.getAttribute('title')).toBe(
-          'back-569 - Make-browser-task-loading-asynchronous-and-idle-stable.md',
-        );
+        expect(await id.getAttribute('title')).toBe(LONG_NAME);
         expect(within(await box(id), await box(long))).toBe(true);
         expect(await clipping(id)).toEqual({ overflows: true, cut: true });
       });
 
       it('cuts a long id in the list and on the board, never over the title', async () => {
-        await page.goto(`${url}/?types=task`);
-        const row = page.locator('.row[data-id*="back-569%20-%20Make-browser"]');
+        await page.goto(`${url}/?types=task,document`);
+        const row = page.locator(`.row[data-id*="${LONG_NAME_IN_ID}"]`);
         await row.waitFor();
         const [id, title] = [row.locator('.row-id'), row.locator('.row-title')];
-        expect(await id.getAttribute('title')).toBe(
-          'back-569 - Make-browser-task-loading-asynchronous-and-idle-stable.md',
-        );
+        expect(await id.getAttribute('title')).toBe(LONG_NAME);
         const [idBox, titleBox, rowBox] = await Promise.all([box(id), box(title), box(row)]);
         if (vp.name === 'desktop') expect(idBox.right).toBeLessThanOrEqual(titleBox.left);
         expect(within(idBox, rowBox)).toBe(true);
         expect(await clipping(id)).toEqual({ overflows: true, cut: true });
-        await page.goto(`${url}/?view=board&types=task`);
-        const card = page.locator('.card[data-id*="back-569%20-%20Make-browser"]');
+        await page.goto(`${url}/?view=board&types=task,document`);
+        const card = page.locator(`.card[data-id*="${LONG_NAME_IN_ID}"]`);
         await card.waitFor();
         const column = page.locator('.column', { has: card });
         expect(within(await box(card), await box(column))).toBe(true);
@@ -268,7 +268,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
         await openSpotlight(page, url, 'wnidwos');
         expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
         const empty = page.locator('.sl-empty');
-        expect(await empty.innerText()).toContain('nothing matched "wnidwos"');
+        expect(await empty.innerText()).toContain('No items match “wnidwos”');
         const suggestions = page.locator('.sl-suggestion');
         expect(await suggestions.allInnerTexts()).toEqual(['windows']);
         await shoot(page, `spotlight-nothing-matched-${vp.name}`);
@@ -290,7 +290,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer on a Backlog.md backlog', () => {
         try {
           await openSpotlight(page, url, 'wnidwos');
           expect(await page.getAttribute('#sl-list', 'data-total')).toBe('0');
-          expect(await empty.innerText()).toContain('nothing matched "wnidwos"');
+          expect(await empty.innerText()).toContain('No items match “wnidwos”');
           expect(await empty.innerText()).toContain('Check the spelling');
           expect(await suggestions.count()).toBe(0);
         } finally {
@@ -321,11 +321,12 @@ describe.skipIf(!HAS_CHROMIUM || !existsSync(FULL_FOLDER))(
     });
 
     for (const vp of VIEWPORTS)
-      it(`"blessed" at ${vp.name} size: the archived back-76's title keeps its room`, async () => {
+      it(`"blessed" at ${vp.name} size: the archived BACK-76's title keeps its room`, async () => {
         await page.setViewportSize({ width: vp.width, height: vp.height });
         await openSpotlight(page, url, 'blessed');
-        const long = page.locator('.sl-option[data-id*="back-76%20-%20migrate-from-blessed"]');
+        const long = page.locator('.sl-option[data-id="BACK-76@archived"]');
         expect(await long.count()).toBe(1);
+        expect(await long.locator('.state-badge').innerText()).toBe('archived');
         await long.scrollIntoViewIfNeeded();
         await shoot(page, `spotlight-full-folder-${vp.name}`);
         expect(await expectRoomyTitles(page, vp.titleShare)).toBe(20);

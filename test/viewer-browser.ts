@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
+import { startHttpServer, type RunningHttpServer, type StartHttpServerOptions } from '../src/http/server.js';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../src/service/open-backlog.js';
 import { ROOT } from './helpers.js';
@@ -65,14 +65,15 @@ export async function launchChromium(
   };
 }
 
-/** The real server over `dir` (watching it), with the viewer from `viewerDir`. */
+/** The real server over `dir` (watching it), with the viewer from `viewerDir`; `http`: e.g. `{readOnly: true}`. */
 export async function serveBacklog(
   dir: string,
   viewerDir: string,
   options: OpenBacklogOptions = {},
+  http: Omit<StartHttpServerOptions, 'service'> = {},
 ): Promise<{ service: BacklogService; server: RunningHttpServer; close: () => Promise<void> }> {
   const service = await openBacklog({ dir, watch: true, ...options });
-  const server = await startHttpServer({ service, port: 0, viewerDir });
+  const server = await startHttpServer({ service, port: 0, viewerDir, ...http });
   return {
     service,
     server,

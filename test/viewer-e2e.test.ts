@@ -75,7 +75,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
   });
 
   const spotlight = () => page.locator('.spotlight');
-  const searchInput = () => page.getByRole('combobox', { name: 'Search tasks, epics and documents' });
+  const searchInput = () => page.getByRole('combobox', { name: 'Search tasks, epics and resources' });
   const rowIds = () => page.$$eval('.list-view .row', (rows) => rows.map((r) => r.getAttribute('data-id')));
   const optionIds = () =>
     page.$$eval('#sl-list [role=option]', (o) => o.map((e) => e.getAttribute('data-id')));
@@ -146,6 +146,35 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     expect(await page.textContent('.parent [data-id]')).toContain('EPIC-0001');
     await page.goBack();
     await page.waitForSelector('.detail-body[data-id="EPIC-0001"]');
+  });
+
+  it("keeps the native format's words: Tasks, Epics and Resources, the Epic filter, the epic icon", async () => {
+    await page.goto(`${url}/`);
+    await page.waitForSelector('.list-view .row');
+    expect(await page.locator('.filters .chips .chip').allInnerTexts()).toEqual([
+      'Tasks',
+      'Epics',
+      'Resources',
+    ]);
+    expect(await page.getByLabel('Epic', { exact: true }).count()).toBe(1);
+    // Every task here is active: no state filter, no badge.
+    expect(await page.getByLabel('State', { exact: true }).count()).toBe(0);
+    expect(await page.locator('.state-badge').count()).toBe(0);
+    const parent = page.locator('.row[data-id="TASK-0001"] .parent-label');
+    expect(await parent.locator('svg').getAttribute('class')).toContain('t-epic');
+    expect(await parent.getAttribute('title')).toMatch(/^Epic: EPIC-0001 · /);
+    await page.getByLabel('Epic', { exact: true }).selectOption('EPIC-0001');
+    await page.waitForURL(/[?&]parent=EPIC-0001\b/);
+    const expected = service.list({ types: ['task', 'epic'], parent_id: ['EPIC-0001'], limit: 1000 });
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('.list-view .row').length === n,
+      expected.results.length,
+    );
+    expect((await rowIds()).sort()).toEqual(expected.results.map((r) => r.id).sort());
+    // Older links with `epic=` still filter.
+    await page.goto(`${url}/?epic=EPIC-0001`);
+    await page.waitForSelector('.list-view .row');
+    expect(await page.getByLabel('Epic', { exact: true }).inputValue()).toBe('EPIC-0001');
   });
 
   it('board, filters and the resources tree come from the URL', async () => {
@@ -263,7 +292,7 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     // A word found only in tasks: with the Docs chip on, the empty state points to the other types.
     await input.fill('webauthn');
     await spotlightSettled('webauthn', [], 'relevant');
-    await spotlight().getByRole('button', { name: 'Docs' }).click();
+    await spotlight().getByRole('button', { name: 'Resources' }).click();
     await spotlightSettled('webauthn', ['resource'], 'relevant');
     await page.waitForSelector('.sl-empty >> text=1 result in other types.');
     await spotlight().getByRole('button', { name: 'Search all types' }).click();
@@ -276,6 +305,8 @@ describe.skipIf(!HAS_CHROMIUM)('viewer in Chromium', () => {
     expect(await page.$$eval('.sl-option.recent', (o) => o.map((e) => e.textContent))).toContain('webauthn');
     await page.keyboard.press('Escape');
     expect(await page.isVisible('.spotlight')).toBe(false);
+    // Focus goes back to the item's title (after a tick); only then is it moved below.
+    await page.waitForFunction(() => document.activeElement?.classList.contains('detail-title'));
 
     // The search button opens the spotlight, and Escape gives focus back to it.
     await page.getByRole('button', { name: 'Search (Ctrl+K)' }).focus();

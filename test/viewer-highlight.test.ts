@@ -3,7 +3,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, highlightHtml, highlightTerms } from '../viewer/src/highlight.js';
 import { markdownToHtml } from '../viewer/src/markdown-html.js';
-import { parseState, serializeState } from '../viewer/src/state-url.js';
+import { DEFAULT_TYPES, parseState, serializeState } from '../viewer/src/state-url.js';
+import {
+  NATIVE_VOCABULARY,
+  parentLabel,
+  selectedKinds,
+  spotlightKinds,
+  toggleKind,
+  vocabularyOf,
+} from '../viewer/src/vocabulary.js';
 
 const stripMarks = (html: string) => html.replace(/<mark class="hl">|<\/mark>/g, '');
 
@@ -137,13 +145,14 @@ describe('markdownToHtml', () => {
 describe('URL state', () => {
   it('round-trips every field and leaves defaults out of the URL', () => {
     const state = parseState(
-      '?view=board&types=task,resource&status=open&epic=EPIC-0001&tag=auth&item=TASK-0001&q=login&qtypes=epic&qsort=recent',
+      '?view=board&types=task,document&state=archived&status=open&parent=EPIC-0001&tag=auth&item=TASK-0001&q=login&qtypes=epic&qsort=recent',
     );
     expect(state).toEqual({
       view: 'board',
-      types: ['task', 'resource'],
+      types: ['task', 'document'],
+      state: 'archived',
       status: 'open',
-      epic: 'EPIC-0001',
+      parent: 'EPIC-0001',
       tag: 'auth',
       item: 'TASK-0001',
       q: 'login',
@@ -154,5 +163,57 @@ describe('URL state', () => {
     expect(serializeState(parseState(''), '/')).toBe('/');
     expect(parseState('?types=all').types).toEqual([]);
     expect(parseState('?view=nope&types=bogus').view).toBe('list');
+  });
+
+  it('reads older links (`epic=`) and keeps only known states, `all` winning', () => {
+    expect(parseState('?epic=EPIC-0002').parent).toBe('EPIC-0002');
+    expect(serializeState(parseState('?epic=EPIC-0002'), '/')).toBe('?parent=EPIC-0002');
+    expect(parseState('?state=completed,bogus,draft').state).toBe('draft,completed');
+    expect(parseState('?state=archived,all').state).toBe('all');
+    expect(parseState('?state=bogus').state).toBe('');
+    expect(parseState('').state).toBe('');
+  });
+});
+
+describe('vocabulary', () => {
+  const backlogMd = vocabularyOf({
+    project: 'Backlog.md',
+    format: 'backlog-md',
+    kinds: [
+      { type: 'task', label: 'Task', plural: 'Tasks' },
+      { type: 'document', label: 'Document', plural: 'Documents' },
+      { type: 'decision', label: 'Decision', plural: 'Decisions' },
+      { type: 'milestone', label: 'Milestone', plural: 'Milestones' },
+      { type: 'resource', label: 'File', plural: 'Other files' },
+    ],
+    states: ['active', 'draft', 'completed', 'archived'],
+    parent: 'parent task',
+    example_ids: ['BACK-1'],
+  });
+
+  it("falls back to the native format's words for a server without a vocabulary", () => {
+    expect(vocabularyOf(undefined)).toEqual(NATIVE_VOCABULARY);
+    expect(parentLabel(NATIVE_VOCABULARY)).toBe('Epic');
+    expect(parentLabel(backlogMd)).toBe('Parent task');
+  });
+
+  it('turns kinds on and off: tasks by default, every kind is "all", never none', () => {
+    expect(selectedKinds(backlogMd, DEFAULT_TYPES)).toEqual(['task']);
+    expect(toggleKind(backlogMd, DEFAULT_TYPES, 'document')).toEqual(['task', 'document']);
+    expect(toggleKind(backlogMd, ['task', 'document'], 'document')).toEqual(DEFAULT_TYPES);
+    expect(toggleKind(backlogMd, DEFAULT_TYPES, 'task')).toEqual(DEFAULT_TYPES);
+    expect(toggleKind(backlogMd, ['task', 'document', 'decision', 'milestone'], 'resource')).toEqual([]);
+    expect(toggleKind(NATIVE_VOCABULARY, [], 'resource')).toEqual(DEFAULT_TYPES);
+    expect(toggleKind(NATIVE_VOCABULARY, DEFAULT_TYPES, 'epic')).toEqual(['task']);
+  });
+
+  it("leaves `resource` out of the spotlight's chips where documents are kinds of their own", () => {
+    expect(spotlightKinds(backlogMd).map((k) => k.type)).toEqual([
+      'task',
+      'document',
+      'decision',
+      'milestone',
+    ]);
+    expect(spotlightKinds(NATIVE_VOCABULARY).map((k) => k.type)).toEqual(['task', 'epic', 'resource']);
   });
 });

@@ -451,7 +451,9 @@ export class BacklogService {
   /** Filter values that can never match are errors, not silent empty results. */
   private checkFilterValues(opts: { types?: string[]; status?: string[]; parent_id?: string[] }): void {
     const { kinds, parent } = this.format.vocabulary;
-    const badType = opts.types?.find((t) => !kinds.some((k) => k.type === t));
+    // Only when no type asked for is one this backlog has: `task,epic` stays a fine way to say "tasks".
+    const has = (t: string) => kinds.some((k) => k.type === t);
+    const badType = opts.types?.length && !opts.types.some(has) ? opts.types[0] : undefined;
     if (badType)
       throw errors.invalidFilter(
         'types',

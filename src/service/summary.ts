@@ -10,6 +10,7 @@ export interface ItemSummary {
   path: string;
   tags: string[];
   updated_at: string | null;
+  created_at: string | null;
   /** Backlog.md: active, completed, archived or draft (the task's folder); null for documents. */
   state: TaskState | null;
 }
@@ -24,6 +25,7 @@ export function summarize(item: BacklogItem): ItemSummary {
     path: item.path,
     tags: item.tags,
     updated_at: item.updated_at,
+    created_at: item.created_at,
     state: item.state,
   };
 }

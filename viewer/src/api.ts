@@ -2,6 +2,7 @@
  * The viewer's only source of data: the HTTP API of `backlog-search serve`. No index in the browser;
  * search goes through GET /search, which is BacklogService.searchUnified.
  */
+import type { Vocabulary } from './vocabulary.js';
 import type { ItemDetailResponse, ItemSummary, ListResponse, SearchResponse, SearchResult } from './types.js';
 
 export type { ItemSummary, SearchResult };
@@ -113,14 +114,18 @@ export function search(params: Params, signal?: AbortSignal): Promise<Search> {
   return getJson<Search>('search', params, signal);
 }
 
-/** Every item matching `params`, paging through /tasks (1000 per request). */
-export async function listAll(params: Params = {}, signal?: AbortSignal): Promise<ItemSummary[]> {
+/** Every item matching `params` (paging through /tasks, 1000 per request), and what the default left out. */
+export async function listAll(
+  params: Params = {},
+  signal?: AbortSignal,
+): Promise<{ results: ItemSummary[]; notShown: Record<string, number> }> {
   const out: ItemSummary[] = [];
   let offset = 0;
   for (;;) {
     const page = await getJson<List>('tasks', { ...params, limit: 1000, offset }, signal);
     out.push(...page.results);
-    if (page.next_offset === undefined) return out;
+    if (page.next_offset === undefined)
+      return { results: out, notShown: (page.not_shown ?? {}) as Record<string, number> };
     offset = page.next_offset;
   }
 }
@@ -143,6 +148,14 @@ export interface Health {
   version: string;
   items: number;
   search_mode: string;
+  /** The project's name (Backlog.md's project_name, else the folder above backlog/). */
+  project?: string;
+  /** How the backlog names things; absent from servers before it. */
+  vocabulary?: Partial<Vocabulary>;
+  /** The server takes no edits (its MCP write tools are off). */
+  read_only?: boolean;
+  /** The built-in demo backlog, served because no backlog was found. */
+  demo?: boolean;
   /** How the folder is read: `native` or `backlog-md`, with its statuses in board order. */
   format: { name: string; project: string | null; statuses: string[]; task_prefix: string };
 }

@@ -44,25 +44,44 @@ export function useLiveEvents(onChange: (refs: Set<string>) => void, debounceMs 
 export function listParams(s: UrlState): Params {
   return {
     types: s.types.length ? s.types : undefined,
+    state: s.state || undefined,
     status: s.status || undefined,
-    parent_id: s.epic || undefined,
+    parent_id: s.parent || undefined,
     tags: s.tag || undefined,
   };
 }
 
+/**
+ * Whether an item is of one of `types` (empty: every type). The server reads `resource` as every file
+ * that is not a task; the viewer's "Other files" chip means just that kind, so the list checks again.
+ */
+export function ofTypes(item: Pick<ItemSummary, 'type'>, types: readonly string[]): boolean {
+  return !types.length || types.includes(item.type);
+}
+
+/** Whether an item is shown under the state filter `state` ('' : active tasks and documents, as /tasks). */
+export function inState(item: Pick<ItemSummary, 'state'>, state: string): boolean {
+  if (state === 'all') return true;
+  if (!state) return item.state === null || item.state === 'active';
+  return item.state !== null && state.split(',').includes(item.state);
+}
+
 export interface BacklogData {
-  /** Every item (for filter choices, titles of parents, the folder tree). */
+  /** Every item, whatever its state (for filter choices, titles of parents, the folder tree). */
   all: ItemSummary[] | null;
   /** The items matching the filters, most recently updated first. */
   shown: ItemSummary[] | null;
+  /** Without a state filter: by state, the items matching the other filters that the list leaves out. */
+  notShown: Record<string, number>;
   error: ApiError | null;
   loading: boolean;
 }
 
-/** Loads `all` and the filtered list; reloads when `filterKey` or `version` changes. */
+/** Loads `all` and the filtered list; reloads when the filters or `version` change. */
 export function useBacklog(state: UrlState, version: number): BacklogData {
   const [all, setAll] = useState<ItemSummary[] | null>(null);
   const [shown, setShown] = useState<ItemSummary[] | null>(null);
+  const [notShown, setNotShown] = useState<Record<string, number>>({});
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
   const params = listParams(state);
@@ -70,8 +89,8 @@ export function useBacklog(state: UrlState, version: number): BacklogData {
 
   useEffect(() => {
     const ctrl = new AbortController();
-    listAll({ sort: 'id' }, ctrl.signal)
-      .then((items) => setAll(items))
+    listAll({ sort: 'id', state: 'all' }, ctrl.signal)
+      .then((list) => setAll(list.results))
       .catch((err) => {
         if (!ctrl.signal.aborted) setError(toApiError(err));
       });
@@ -82,8 +101,9 @@ export function useBacklog(state: UrlState, version: number): BacklogData {
     const ctrl = new AbortController();
     setLoading(true);
     listAll(params, ctrl.signal)
-      .then((items) => {
-        setShown(items);
+      .then((list) => {
+        setShown(list.results.filter((i) => ofTypes(i, state.types)));
+        setNotShown(list.notShown);
         setError(null);
       })
       .catch((err) => {
@@ -95,7 +115,7 @@ export function useBacklog(state: UrlState, version: number): BacklogData {
     return () => ctrl.abort();
   }, [filterKey, version]);
 
-  return { all, shown, error, loading };
+  return { all, shown, notShown, error, loading };
 }
 
 export function toApiError(err: unknown): ApiError {

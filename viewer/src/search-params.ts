@@ -5,8 +5,11 @@
 export const SPOTLIGHT_LIMIT = 20;
 export const SEARCH_DEBOUNCE_MS = 120;
 
-/** The type chips: tasks, epics, and docs (`resource`: the server reads it as every kind of document). */
-export type SpotlightType = 'task' | 'epic' | 'resource';
+/**
+ * The type chips: the backlog's kinds (`resource`: the server reads it as every file that is not a
+ * task, so it is a chip only where the backlog has no documents, decisions or milestones of their own).
+ */
+export type SpotlightType = 'task' | 'epic' | 'document' | 'decision' | 'milestone' | 'resource';
 
 export function spotlightParams(query: string, types: SpotlightType[], sort: 'relevant' | 'recent') {
   return { query, types: types.length ? types : undefined, sort, limit: SPOTLIGHT_LIMIT };

@@ -1,22 +1,33 @@
 /**
  * The viewer's state lives in the URL, so every screen is a deep link:
  *
- *   ?view=list|board|files  &types=task,epic|all  &status=open  &epic=EPIC-0001  &tag=auth
+ *   ?view=list|board|files  &types=task,document|all  &state=archived|all  &status=open
+ *   &parent=EPIC-0001 (older links: &epic=)  &tag=auth
  *   &item=TASK-0001 (or a resource path)
  *   &q=login  &qtypes=task  &qsort=recent     (the spotlight, open while q is present)
  *
  * Parsing and writing it are pure (tested in Node); ./state.ts keeps it in step with history.
  */
 export type View = 'list' | 'board' | 'files';
-export const ITEM_TYPES = ['task', 'epic', 'resource'] as const;
+/** Every kind of item the server knows; a backlog offers some of them (GET /health `vocabulary.kinds`). */
+export const ITEM_TYPES = ['task', 'epic', 'document', 'decision', 'milestone', 'resource'] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
+/** Where a task stands (Backlog.md: from its folder). The list and board show `active` ones by default. */
+export const ITEM_STATES = ['active', 'draft', 'completed', 'archived'] as const;
+export type ItemState = (typeof ITEM_STATES)[number];
 
 export interface UrlState {
   view: View;
   /** Types shown in the list and board; empty means every type. */
   types: ItemType[];
+  /**
+   * Which tasks the list and board show by where they stand: '' for what the backlog's own tool lists
+   * (active tasks and documents), `all`, or states (`archived`, `completed,draft`).
+   */
+  state: string;
   status: string;
-  epic: string;
+  /** An epic or parent task: the list shows it and everything under it. */
+  parent: string;
   tag: string;
   item: string;
   /** Spotlight: open when not null. */
@@ -25,12 +36,21 @@ export interface UrlState {
   qsort: 'relevant' | 'recent';
 }
 
-const DEFAULT_TYPES: ItemType[] = ['task', 'epic'];
+/** Tasks and epics: what the list and board show when the URL names no types. */
+export const DEFAULT_TYPES: ItemType[] = ['task', 'epic'];
 
 function typesOf(value: string | null, fallback: ItemType[]): ItemType[] {
   if (value === null) return fallback;
   if (value === 'all' || value === '') return [];
   return value.split(',').filter((t): t is ItemType => (ITEM_TYPES as readonly string[]).includes(t));
+}
+
+/** `all`, or the known states of a comma list in their usual order; '' (the default) otherwise. */
+function stateOf(value: string | null): string {
+  if (!value) return '';
+  const parts = value.split(',').map((s) => s.trim().toLowerCase());
+  if (parts.includes('all')) return 'all';
+  return ITEM_STATES.filter((s) => parts.includes(s)).join(',');
 }
 
 export function parseState(search: string): UrlState {
@@ -39,8 +59,9 @@ export function parseState(search: string): UrlState {
   return {
     view: view === 'board' || view === 'files' ? view : 'list',
     types: typesOf(p.get('types'), DEFAULT_TYPES),
+    state: stateOf(p.get('state')),
     status: p.get('status') ?? '',
-    epic: p.get('epic') ?? '',
+    parent: p.get('parent') ?? p.get('epic') ?? '',
     tag: p.get('tag') ?? '',
     item: p.get('item') ?? '',
     q: p.get('q'),
@@ -56,8 +77,9 @@ export function serializeState(s: UrlState, path: string): string {
   const sameTypes =
     s.types.length === DEFAULT_TYPES.length && DEFAULT_TYPES.every((t) => s.types.includes(t));
   if (!sameTypes) p.set('types', s.types.length ? s.types.join(',') : 'all');
+  if (s.state) p.set('state', s.state);
   if (s.status) p.set('status', s.status);
-  if (s.epic) p.set('epic', s.epic);
+  if (s.parent) p.set('parent', s.parent);
   if (s.tag) p.set('tag', s.tag);
   if (s.item) p.set('item', s.item);
   if (s.q !== null) p.set('q', s.q);

@@ -15,6 +15,7 @@ export interface ItemSummary {
   path: string;
   tags: string[];
   updated_at: string | null;
+  created_at: string | null;
   /** Backlog.md: active, completed, archived or draft (from the task's folder); null for documents. */
   state: string | null;
 }
@@ -34,6 +35,8 @@ export interface SearchResult {
   path: string;
   snippet: Snippet;
   matched_fields: string[];
+  /** Where the task stands (active, draft, completed, archived); null for documents. */
+  state: string | null;
 }
 
 export interface SearchResponse {
@@ -56,6 +59,8 @@ export interface ListResponse {
   /** The backlog's statuses: the configured ones in board order, then any other in use. */
   statuses: string[];
   next_offset?: number;
+  /** Without a `state` filter: the items, by state, that the other filters matched and the default left out. */
+  not_shown?: Partial<Record<string, number>>;
 }
 
 export interface Item {
@@ -74,6 +79,7 @@ export interface Item {
   body: string;
   path: string;
   file_type: string;
+  state: string | null;
 }
 
 export interface ItemMetadata {

@@ -1,19 +1,11 @@
 /** The viewer's shell: top bar, filters, the current view, the detail panel and the spotlight. */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { health, itemRef, type Health, type ItemSummary } from '../api.js';
-import { useBacklog, useLiveEvents, type Live } from '../data.js';
+import { inState, ofTypes, useBacklog, useLiveEvents, type Live } from '../data.js';
 import { applyTheme, isMac, statusKey, statusLabel, statusRank, storedTheme, type Theme } from '../format.js';
-import {
-  ITEM_TYPES,
-  getState,
-  hrefFor,
-  navigate,
-  useUrlState,
-  type ItemType,
-  type UrlState,
-  type View,
-} from '../state.js';
-import { isTaskLike, onNavigate } from './common.js';
+import { getState, hrefFor, navigate, useUrlState, type UrlState, type View } from '../state.js';
+import { STATE_LABELS, parentLabel, selectedKinds, toggleKind, vocabularyOf } from '../vocabulary.js';
+import { VocabularyContext, isTaskLike, onNavigate, useVocabulary } from './common.js';
 import { DetailPanel } from './detail.js';
 import {
   AutoIcon,
@@ -33,7 +25,6 @@ const VIEWS: { id: View; label: string; icon: typeof ListIcon }[] = [
   { id: 'board', label: 'Board', icon: BoardIcon },
   { id: 'files', label: 'Resources', icon: FolderIcon },
 ];
-const TYPE_LABELS: Record<ItemType, string> = { task: 'Tasks', epic: 'Epics', resource: 'Docs' };
 const THEME_NEXT: Record<Theme, Theme> = { system: 'light', light: 'dark', dark: 'system' };
 
 function ThemeButton() {
@@ -62,25 +53,78 @@ const LIVE_TEXT: Record<Live, string> = {
   offline: 'Offline: live updates stopped; reload the page',
 };
 
+/** `455 completed, 46 archived, 16 drafts`: what the list left out, largest first. */
+function notShownText(notShown: Record<string, number>): string {
+  return Object.entries(notShown)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([state, n]) => `${n} ${state === 'draft' ? (n === 1 ? 'draft' : 'drafts') : state}`)
+    .join(', ');
+}
+
+/** Which tasks the list shows by where they stand: a select where the backlog has states (Backlog.md). */
+function StateFilter({ state, all }: { state: UrlState; all: ItemSummary[] }) {
+  const vocabulary = useVocabulary();
+  const counts = useMemo(() => {
+    const n: Record<string, number> = { '': 0, all: 0 };
+    for (const i of all) {
+      if (!ofTypes(i, state.types)) continue;
+      n.all++;
+      if (inState(i, '')) n['']++;
+      if (i.state && i.state !== 'active') n[i.state] = (n[i.state] ?? 0) + 1;
+    }
+    return n;
+  }, [all, state.types.join(',')]);
+  const options: [string, string][] = [
+    ['', 'Active'],
+    ...vocabulary.states
+      .filter((s) => s !== 'active')
+      .map((s): [string, string] => [s, STATE_LABELS[s] ?? s]),
+    ['all', 'All'],
+  ];
+  return (
+    <label class="select">
+      <span id="filter-state">State</span>
+      <select
+        aria-labelledby="filter-state"
+        value={state.state}
+        onChange={(e) => navigate({ state: e.currentTarget.value })}
+      >
+        {options.map(([value, label]) => (
+          <option value={value} key={value}>
+            {label} ({counts[value] ?? 0})
+          </option>
+        ))}
+        {state.state && !options.some(([v]) => v === state.state) && (
+          <option value={state.state}>{state.state.replace(/,/g, ', ')}</option>
+        )}
+      </select>
+    </label>
+  );
+}
+
 function Filters({
   state,
   all,
   order,
   shownCount,
+  notShown,
 }: {
   state: UrlState;
   all: ItemSummary[];
   /** Statuses in board order. */
   order: string[];
+  /** How many items the list shows: the one count of the page. */
   shownCount: number | null;
+  notShown: Record<string, number>;
 }) {
-  // The Docs chip (`resource`) stands for every kind of document.
-  const inTypes = (i: ItemSummary) =>
-    !state.types.length || state.types.includes(isTaskLike(i.type) ? (i.type as ItemType) : 'resource');
+  const vocabulary = useVocabulary();
+  const inFilters = (i: ItemSummary) => ofTypes(i, state.types) && inState(i, state.state);
+  const filterKey = `${state.types.join(',')}|${state.state}`;
   const statuses = useMemo(() => {
     const counts = new Map<string, { status: string; n: number }>();
     for (const i of all) {
-      if (!i.status || !inTypes(i)) continue;
+      if (!i.status || !inFilters(i)) continue;
       const k = statusKey(i.status);
       const e = counts.get(k) ?? { status: i.status, n: 0 };
       e.n++;
@@ -91,39 +135,45 @@ function Filters({
       return i >= 0 ? i : order.length + statusRank(s);
     };
     return [...counts.values()].sort((a, b) => position(a.status) - position(b.status));
-  }, [all, state.types.join(','), order]);
-  const epics = useMemo(() => all.filter((i) => i.type === 'epic'), [all]);
+  }, [all, filterKey, order]);
+  // The epics (native), or the tasks that have sub-tasks (Backlog.md's parent tasks).
+  const parents = useMemo(() => {
+    if (vocabulary.parent === 'epic') return all.filter((i) => i.type === 'epic');
+    const ids = new Set(all.map((i) => i.parent_id));
+    return all.filter((i) => isTaskLike(i.type) && ids.has(i.id));
+  }, [all, vocabulary.parent]);
   const tags = useMemo(() => {
     const counts = new Map<string, number>();
-    for (const i of all) if (inTypes(i)) for (const t of i.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const i of all) if (inFilters(i)) for (const t of i.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
     return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  }, [all, state.types.join(',')]);
-  const shownTypes = state.types.length ? state.types : [...ITEM_TYPES];
-  const toggle = (t: ItemType) => {
-    const next = shownTypes.includes(t) ? shownTypes.filter((x) => x !== t) : [...shownTypes, t];
-    if (!next.length) return;
-    navigate({ types: next.length === ITEM_TYPES.length ? [] : ITEM_TYPES.filter((x) => next.includes(x)) });
-  };
-  const active = state.status || state.epic || state.tag;
+  }, [all, filterKey]);
+  const selected = selectedKinds(vocabulary, state.types);
+  const active = state.status || state.parent || state.tag;
+  const hidden = notShownText(notShown);
   return (
     <div class="filters" role="group" aria-label="Filters">
       <div class="chips" role="group" aria-label="Type">
-        {ITEM_TYPES.map((t) => (
+        {vocabulary.kinds.map((k) => (
           <button
             type="button"
-            key={t}
+            key={k.type}
             class="chip"
-            aria-pressed={shownTypes.includes(t)}
-            onClick={() => toggle(t)}
+            aria-pressed={selected.includes(k.type)}
+            onClick={() => navigate({ types: toggleKind(vocabulary, state.types, k.type) })}
           >
-            <TypeIcon type={t} size={13} />
-            {TYPE_LABELS[t]}
+            <TypeIcon type={k.type} size={13} />
+            {k.plural}
           </button>
         ))}
       </div>
+      {vocabulary.states.length > 1 && <StateFilter state={state} all={all} />}
       <label class="select">
-        <span>Status</span>
-        <select value={state.status} onChange={(e) => navigate({ status: e.currentTarget.value })}>
+        <span id="filter-status">Status</span>
+        <select
+          aria-labelledby="filter-status"
+          value={state.status}
+          onChange={(e) => navigate({ status: e.currentTarget.value })}
+        >
           <option value="">Any</option>
           {statuses.map((s) => (
             <option value={s.status} key={s.status}>
@@ -135,20 +185,34 @@ function Filters({
           )}
         </select>
       </label>
+      {(parents.length > 0 || state.parent) && (
+        <label class="select">
+          <span id="filter-parent">{parentLabel(vocabulary)}</span>
+          <select
+            aria-labelledby="filter-parent"
+            value={state.parent}
+            onChange={(e) => navigate({ parent: e.currentTarget.value })}
+          >
+            <option value="">Any</option>
+            {parents.map((p) => (
+              <option value={p.id} key={p.id}>
+                {p.id} · {p.title}
+                {p.state && p.state !== 'active' ? ` (${p.state})` : ''}
+              </option>
+            ))}
+            {state.parent && !parents.some((p) => p.id === state.parent) && (
+              <option value={state.parent}>{state.parent}</option>
+            )}
+          </select>
+        </label>
+      )}
       <label class="select">
-        <span>Epic</span>
-        <select value={state.epic} onChange={(e) => navigate({ epic: e.currentTarget.value })}>
-          <option value="">Any</option>
-          {epics.map((e) => (
-            <option value={e.id} key={e.id}>
-              {e.id} · {e.title}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label class="select">
-        <span>Tag</span>
-        <select value={state.tag} onChange={(e) => navigate({ tag: e.currentTarget.value })}>
+        <span id="filter-tag">Tag</span>
+        <select
+          aria-labelledby="filter-tag"
+          value={state.tag}
+          onChange={(e) => navigate({ tag: e.currentTarget.value })}
+        >
           <option value="">Any</option>
           {tags.map(([t, n]) => (
             <option value={t} key={t}>
@@ -161,7 +225,7 @@ function Filters({
         </select>
       </label>
       {active && (
-        <button type="button" class="link-btn" onClick={() => navigate({ status: '', epic: '', tag: '' })}>
+        <button type="button" class="link-btn" onClick={() => navigate({ status: '', parent: '', tag: '' })}>
           Clear filters
         </button>
       )}
@@ -170,6 +234,36 @@ function Filters({
         <span class="muted result-count" aria-live="polite">
           {shownCount} {shownCount === 1 ? 'item' : 'items'}
         </span>
+      )}
+      {!state.state && hidden && (
+        <button
+          type="button"
+          class="link-btn not-shown"
+          onClick={() => navigate({ state: 'all' })}
+          title="Show every state"
+        >
+          Not shown: {hidden}
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** Says that the server takes no edits: the built-in demo, or a backlog served read-only. */
+function ReadOnlyBanner({ info }: { info: Health }) {
+  if (!info.read_only && !info.demo) return null;
+  return (
+    <div class="banner" role="status" data-read-only={info.demo ? 'demo' : 'read-only'}>
+      {info.demo ? (
+        <>
+          <strong>Demo backlog, read-only.</strong> No backlog was found, so this is the built-in example;
+          nothing can be changed here. Serve your own with{' '}
+          <code>backlog-search serve --dir path/to/backlog</code>.
+        </>
+      ) : (
+        <>
+          <strong>Read-only.</strong> This viewer serves this backlog read-only: the server takes no edits.
+        </>
       )}
     </div>
   );
@@ -180,6 +274,7 @@ export function App() {
   const [version, setVersion] = useState(0);
   const [flashed, setFlashed] = useState<Set<string>>(new Set());
   const [info, setInfo] = useState<Health | null>(null);
+  const [healthAnswered, setHealthAnswered] = useState(false);
   const flashTimer = useRef<ReturnType<typeof setTimeout>>();
   const lastFocus = useRef<HTMLElement | null>(null);
 
@@ -189,12 +284,18 @@ export function App() {
     clearTimeout(flashTimer.current);
     flashTimer.current = setTimeout(() => setFlashed(new Set()), 1800);
   });
-  const { all, shown, error } = useBacklog(state, version);
+  const { all, shown, notShown, error } = useBacklog(state, version);
+  const vocabulary = useMemo(
+    () => vocabularyOf(info?.vocabulary ?? (info ? { project: info.project } : null)),
+    [info],
+  );
+  const project = info ? (info.project ?? vocabulary.project) : '';
 
   useEffect(() => {
     health()
       .then(setInfo)
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => setHealthAnswered(true));
   }, [version]);
 
   const byId = useMemo(() => new Map((all ?? []).map((i) => [i.id, i])), [all]);
@@ -212,9 +313,12 @@ export function App() {
       [
         // A Backlog.md board follows config.yml; the native format's board keeps the workflow order.
         ...(info?.format.name === 'backlog-md' ? info.format.statuses : []),
-        ...(all ?? []).filter((i) => isTaskLike(i.type) && i.status).map((i) => i.status as string),
+        // Statuses of the tasks the state filter shows: no "Won't do" column for archived tasks unseen.
+        ...(all ?? [])
+          .filter((i) => isTaskLike(i.type) && i.status && inState(i, state.state))
+          .map((i) => i.status as string),
       ].filter((s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i),
-    [all, info],
+    [all, info, state.state],
   );
 
   const spotlightOpen = state.q !== null;
@@ -262,14 +366,15 @@ export function App() {
   useEffect(() => {
     const name = state.item ? (resolve(state.item) ?? state.item) : '';
     const title = name ? (byId.get(name)?.title ?? byPath.get(name)?.title ?? name) : '';
-    document.title = title ? `${title} · Backlog` : 'Backlog';
-  }, [state.item, byId, byPath, resolve]);
+    const site = project || 'Backlog';
+    document.title = title ? `${title} · ${site}` : site;
+  }, [state.item, byId, byPath, resolve, project]);
 
   const visible = state.view === 'files' ? all : shown;
   const selected = state.item;
 
   return (
-    <>
+    <VocabularyContext.Provider value={vocabulary}>
       <div class={`app ${selected ? 'has-detail' : ''}`} inert={spotlightOpen || undefined}>
         <a class="skip" href="#content">
           Skip to content
@@ -277,8 +382,7 @@ export function App() {
         <header class="topbar">
           <a class="brand" href={hrefFor(state, { item: '', q: null })} onClick={onNavigate({ item: '' })}>
             <img src="./favicon.svg" alt="" width="24" height="24" />
-            <span class="brand-name">Backlog</span>
-            {info && <span class="brand-count">{info.items} items</span>}
+            <span class="brand-name">{project}</span>
           </a>
           <nav class="tabs" aria-label="Views">
             {VIEWS.map((v) => (
@@ -290,7 +394,9 @@ export function App() {
                 onClick={onNavigate({ view: v.id })}
               >
                 <v.icon />
-                <span class="tab-label">{v.label}</span>
+                <span class="tab-label">
+                  {v.id === 'files' && vocabulary.format !== 'native' ? 'Files' : v.label}
+                </span>
               </a>
             ))}
           </nav>
@@ -317,8 +423,16 @@ export function App() {
           </span>
           <ThemeButton />
         </header>
-        {state.view !== 'files' && all && (
-          <Filters state={state} all={all} order={statuses} shownCount={shown?.length ?? null} />
+        {info && <ReadOnlyBanner info={info} />}
+        {/* After /health (or its failure): the chips are the backlog's kinds, not the native ones first. */}
+        {state.view !== 'files' && all && healthAnswered && (
+          <Filters
+            state={state}
+            all={all}
+            order={statuses}
+            shownCount={shown?.length ?? null}
+            notShown={notShown}
+          />
         )}
         <main class="main" id="content">
           <div class="view" aria-busy={!visible}>
@@ -356,7 +470,7 @@ export function App() {
                 <button
                   type="button"
                   class="link-btn"
-                  onClick={() => navigate({ status: '', epic: '', tag: '', types: [] })}
+                  onClick={() => navigate({ status: '', parent: '', tag: '', types: [], state: 'all' })}
                 >
                   Show everything
                 </button>
@@ -372,11 +486,12 @@ export function App() {
           version={version}
           onClose={closeSpotlight}
           exampleId={
+            vocabulary.example_ids[0] ??
             (all ?? []).find((i) => isTaskLike(i.type))?.id ??
             (info ? `${info.format.task_prefix}-1` : undefined)
           }
         />
       )}
-    </>
+    </VocabularyContext.Provider>
   );
 }

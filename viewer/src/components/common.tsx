@@ -1,8 +1,14 @@
-import type { JSX } from 'preact';
+import { createContext, type JSX } from 'preact';
+import { useContext } from 'preact/hooks';
 import { itemRef, type ItemSummary } from '../api.js';
 import { statusLabel, statusTone } from '../format.js';
 import { getState, hrefFor, navigate, type UrlState } from '../state.js';
-import { TypeIcon } from './icons.js';
+import { NATIVE_VOCABULARY, kindLabel, type Vocabulary } from '../vocabulary.js';
+import { EpicIcon, ParentTaskIcon, TypeIcon } from './icons.js';
+
+/** The open backlog's vocabulary (GET /health), for labels and icons anywhere in the tree. */
+export const VocabularyContext = createContext<Vocabulary>(NATIVE_VOCABULARY);
+export const useVocabulary = () => useContext(VocabularyContext);
 
 /** Plain clicks on viewer links navigate in place; modified clicks (new tab, copy) keep the href. */
 export function onNavigate(patch: Partial<UrlState>) {
@@ -23,27 +29,42 @@ export function StatusPill({ status }: { status: string | null }) {
   );
 }
 
-const TYPE_NAMES: Record<string, string> = {
-  task: 'Task',
-  epic: 'Epic',
-  resource: 'Doc',
-  document: 'Doc',
-  decision: 'Decision',
-  milestone: 'Milestone',
-};
-
 /** Tasks and epics have statuses and a board column; every other kind is a document. */
 export function isTaskLike(type: string): boolean {
   return type === 'task' || type === 'epic';
 }
 
 export function TypeBadge({ type }: { type: string }) {
+  const vocabulary = useVocabulary();
   return (
     <span class={`type-badge type-${type}`}>
       <TypeIcon type={type} size={13} />
-      {TYPE_NAMES[type] ?? 'Doc'}
+      {kindLabel(vocabulary, type)}
     </span>
   );
+}
+
+const STATE_TITLES: Record<string, string> = {
+  draft: 'A draft: not on the board until it is promoted',
+  completed: 'Completed: moved out of the board',
+  archived: 'Archived: no longer on the board',
+};
+
+/** `archived`, `completed` or `draft` beside an item that is not active; nothing for active tasks and documents. */
+export function StateBadge({ state }: { state: string | null | undefined }) {
+  if (!state || state === 'active') return null;
+  return (
+    <span class={`state-badge state-${state}`} title={STATE_TITLES[state]} data-state={state}>
+      {state}
+    </span>
+  );
+}
+
+/** The icon of an item's parent: the epic's where it is an epic, else a parent task's. */
+export function ParentIcon({ type, size }: { type: string | undefined; size?: number }) {
+  const vocabulary = useVocabulary();
+  const epic = type === 'epic' || (type === undefined && vocabulary.parent === 'epic');
+  return epic ? <EpicIcon size={size} class="t-epic" /> : <ParentTaskIcon size={size} class="t-parent" />;
 }
 
 /** A link that opens an item's detail. */

@@ -6,7 +6,17 @@ import { toApiError } from '../data.js';
 import { fullDate } from '../format.js';
 import { linkItems, renderMarkdown, renderPlain } from '../markdown.js';
 import { getState, hrefFor, navigate } from '../state.js';
-import { IdLabel, ItemLink, StatusPill, Tags, TypeBadge, ownId } from './common.js';
+import {
+  IdLabel,
+  ItemLink,
+  ParentIcon,
+  StateBadge,
+  StatusPill,
+  Tags,
+  TypeBadge,
+  ownId,
+  useVocabulary,
+} from './common.js';
 import { BackIcon, CloseIcon, LinkIcon, TypeIcon } from './icons.js';
 
 const MARKDOWN_TYPES = new Set(['md', 'markdown', 'mdx']);
@@ -54,6 +64,7 @@ function RelatedLink({ item }: { item: ItemSummary }) {
       <TypeIcon type={item.type} size={13} />
       {id !== null && <IdLabel item={item} />}
       <span class="ref-title">{item.title}</span>
+      <StateBadge state={item.state} />
     </ItemLink>
   );
 }
@@ -67,6 +78,7 @@ function ChildLink({ item }: { item: ItemSummary }) {
       <span class="child-title">{item.title}</span>
       <span class="child-meta">
         {id !== null && <IdLabel item={item} />}
+        <StateBadge state={item.state} />
         <StatusPill status={item.status} />
       </span>
     </ItemLink>
@@ -127,6 +139,9 @@ export function DetailPanel({
     }
   }, [detail, refId]);
 
+  const vocabulary = useVocabulary();
+  // "Epic" above a task of an epic, "Parent task" above a sub-task.
+  const parentWord = detail?.parent?.type === 'epic' ? 'Epic' : 'Parent task';
   const close = () => navigate({ item: '' });
   const copyLink = async () => {
     try {
@@ -190,6 +205,7 @@ export function DetailPanel({
               {detail.item.title}
             </h1>
             <div class="detail-pills">
+              <StateBadge state={detail.item.state} />
               <StatusPill status={detail.item.status} />
               {detail.item.priority && (
                 <span class="pill tone-neutral">Priority: {detail.item.priority}</span>
@@ -198,8 +214,11 @@ export function DetailPanel({
             </div>
           </header>
           {detail.parent && (
-            <nav class="parent" aria-label="Parent">
-              <span class="muted">Part of</span>
+            <nav class="parent" aria-label={parentWord}>
+              <span class="muted parent-word">
+                <ParentIcon type={detail.parent.type} size={13} />
+                {parentWord}
+              </span>
               <RelatedLink item={detail.parent} />
             </nav>
           )}
@@ -216,7 +235,11 @@ export function DetailPanel({
           {detail.children.length > 0 && (
             <section class="children" aria-labelledby="children-title">
               <h2 id="children-title">
-                {detail.item.type === 'epic' ? 'Tasks in this epic' : 'Children'}
+                {detail.item.type === 'epic'
+                  ? 'Tasks in this epic'
+                  : vocabulary.parent === 'parent task'
+                    ? 'Subtasks'
+                    : 'Children'}
                 <span class="count">{detail.children.length}</span>
               </h2>
               <ul>

@@ -112,8 +112,31 @@ export const LinkIcon = (p: P) => (
   </Svg>
 );
 
+/** A sub-task's parent task: an arrow up to it. */
+export const ParentTaskIcon = (p: P) => (
+  <Svg {...p}>
+    <path d="M14 9 9 4 4 9" />
+    <path d="M20 20h-7a4 4 0 0 1-4-4V4" />
+  </Svg>
+);
+export const MilestoneIcon = (p: P) => (
+  <Svg {...p}>
+    <path d="M5 21V4h12l-2 4 2 4H5" />
+  </Svg>
+);
+export const DecisionIcon = (p: P) => (
+  <Svg {...p}>
+    <circle cx="6" cy="5" r="2" />
+    <circle cx="18" cy="5" r="2" />
+    <circle cx="12" cy="19" r="2" />
+    <path d="M6 7v1a3 3 0 0 0 3 3h6a3 3 0 0 0 3-3V7M12 11v6" />
+  </Svg>
+);
+
 export function TypeIcon({ type, size }: { type: string; size?: number }) {
   if (type === 'epic') return <EpicIcon size={size} class="t-epic" />;
   if (type === 'task') return <TaskIcon size={size} class="t-task" />;
+  if (type === 'milestone') return <MilestoneIcon size={size} class="t-resource" />;
+  if (type === 'decision') return <DecisionIcon size={size} class="t-resource" />;
   return <DocIcon size={size} class="t-resource" />;
 }

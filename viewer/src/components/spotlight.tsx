@@ -4,23 +4,28 @@
  * state that says why, and recent searches.
  */
 import type { JSX } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, itemRef, search, type Search, type SearchResult } from '../api.js';
 import { toApiError } from '../data.js';
 import { forgetSearches, isMac, recentSearches, rememberSearch } from '../format.js';
 import { highlightHtml } from '../highlight.js';
 import { SEARCH_DEBOUNCE_MS, spotlightParams } from '../search-params.js';
 import { ITEM_TYPES, navigate, type ItemType, type UrlState } from '../state.js';
-import { IdLabel, StatusPill } from './common.js';
+import { spotlightKinds } from '../vocabulary.js';
+import { IdLabel, StateBadge, StatusPill, useVocabulary } from './common.js';
 import { ClockIcon, CloseIcon, SearchIcon, TypeIcon } from './icons.js';
 
-const TYPE_LABELS: Record<ItemType, string> = { task: 'Tasks', epic: 'Epics', resource: 'Docs' };
 const MODE_LABELS: Record<string, string> = { bm25: 'BM25', hybrid: 'Hybrid', semantic: 'Semantic' };
 const MODE_TITLES: Record<string, string> = {
   bm25: 'Keyword search (BM25F): matches words and their forms',
   hybrid: 'Hybrid search: keywords and meaning (embeddings) combined',
   semantic: 'Semantic search: by meaning (embeddings)',
 };
+
+/** `a, b and c`. */
+function listWords(words: string[]): string {
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}
 
 function Html({ html, class: cls }: { html: string; class?: string }) {
   // `html` comes from highlightHtml: the text escaped, then our <mark> tags added.
@@ -59,6 +64,7 @@ function ResultOption({
       <div class="sl-main">
         <div class="sl-line">
           <Html class="sl-title" html={highlightHtml(r.title, query)} />
+          <StateBadge state={r.state} />
         </div>
         {snippet && field !== 'title' && (
           <div class="sl-snippet">
@@ -100,11 +106,14 @@ export function Spotlight({
   const dialog = useRef<HTMLDivElement>(null);
   const listRef = useRef<HTMLUListElement>(null);
 
+  const vocabulary = useVocabulary();
+  const kinds = spotlightKinds(vocabulary);
   const query = value.trim();
   const types = state.qtypes;
   const sort = state.qsort;
 
-  useEffect(() => {
+  // Focus before the browser handles the next event: a key typed right after Ctrl+K or `/` lands here.
+  useLayoutEffect(() => {
     input.current?.focus();
     input.current?.select();
   }, []);
@@ -228,10 +237,15 @@ export function Spotlight({
 
   const mode = response?.search_mode;
   const shownQuery = response?.query ?? query;
-  const typeNames = types.length ? types.map((t) => TYPE_LABELS[t].toLowerCase()).join(' or ') : 'items';
+  const typeNames = types.length
+    ? types.map((t) => (kinds.find((k) => k.type === t)?.plural ?? t).toLowerCase()).join(' or ')
+    : 'items';
+  const searchWhat = `Search ${listWords(vocabulary.kinds.map((k) => k.plural.toLowerCase()))}`;
   const empty = useMemo(() => {
     if (!query || loading || error || !response || results.length) return null;
-    // `suggestions` is optional: servers before "did you mean" do not send it.
+    // `suggestions` is optional: servers before "did you mean" do not send it. The service's own
+    // "nothing matched" warning says what the heading says (and the suggestions), so it is left out.
+    const warnings = (response.warnings ?? []).filter((w) => !w.startsWith('nothing matched'));
     const suggestions = Array.isArray(response.suggestions) ? response.suggestions.filter(Boolean) : [];
     return (
       <div class="sl-empty" role="status">
@@ -270,9 +284,9 @@ export function Spotlight({
             </p>
           )
         )}
-        {response.warnings?.length ? (
+        {warnings.length ? (
           <ul class="sl-warnings" aria-label="Notes from the search">
-            {response.warnings.map((w) => (
+            {warnings.map((w) => (
               <li key={w}>{w}</li>
             ))}
           </ul>
@@ -300,12 +314,12 @@ export function Spotlight({
             class="sl-input"
             type="text"
             role="combobox"
-            aria-label="Search tasks, epics and documents"
+            aria-label={searchWhat}
             aria-expanded={optionCount > 0}
             aria-controls="sl-list"
             aria-activedescendant={activeId}
             aria-autocomplete="list"
-            placeholder="Search tasks, epics and docs…"
+            placeholder={`${searchWhat}…`}
             autoComplete="off"
             spellcheck={false}
             value={value}
@@ -324,16 +338,16 @@ export function Spotlight({
         </div>
         <div class="sl-controls">
           <div class="chips" role="group" aria-label="Types to search">
-            {ITEM_TYPES.map((t) => (
+            {kinds.map((k) => (
               <button
                 type="button"
-                key={t}
+                key={k.type}
                 class="chip"
-                aria-pressed={types.includes(t)}
-                onClick={() => toggleType(t)}
+                aria-pressed={types.includes(k.type)}
+                onClick={() => toggleType(k.type)}
               >
-                <TypeIcon type={t} size={13} />
-                {TYPE_LABELS[t]}
+                <TypeIcon type={k.type} size={13} />
+                {k.plural}
               </button>
             ))}
           </div>

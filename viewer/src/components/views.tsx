@@ -1,9 +1,20 @@
 /** The three ways to browse: a list grouped by status, a board, and the resources as a folder tree. */
-import { useMemo } from 'preact/hooks';
+import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import { itemRef, type ItemSummary } from '../api.js';
-import { relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
+import { fullDate, relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
 import { getState, hrefFor } from '../state.js';
-import { IdLabel, ItemLink, Tags, isTaskLike, onNavigate, shortId } from './common.js';
+import { parentLabel } from '../vocabulary.js';
+import {
+  IdLabel,
+  ItemLink,
+  ParentIcon,
+  StateBadge,
+  Tags,
+  isTaskLike,
+  onNavigate,
+  shortId,
+  useVocabulary,
+} from './common.js';
 import { FolderIcon, TypeIcon } from './icons.js';
 
 export interface Group {
@@ -46,14 +57,39 @@ interface ViewProps {
   flashed: Set<string>;
 }
 
+/** The item's parent: the epic's icon for an epic, a parent task's otherwise, and what it is called. */
 function ParentLabel({ item, byId }: { item: ItemSummary; byId: Map<string, ItemSummary> }) {
+  const vocabulary = useVocabulary();
   if (!item.parent_id) return null;
   const parent = byId.get(item.parent_id);
+  const word = parent?.type === 'epic' ? 'Epic' : parent ? 'Parent task' : parentLabel(vocabulary);
   return (
-    <span class="parent-label" title={parent ? `${parent.id} ${parent.title}` : item.parent_id}>
-      <TypeIcon type={parent?.type ?? 'epic'} size={12} />
+    <span
+      class="parent-label"
+      title={`${word}: ${parent ? `${parent.id} · ${parent.title}${stateNote(parent.state)}` : item.parent_id}`}
+      data-parent={item.parent_id}
+    >
+      <ParentIcon type={parent?.type} size={12} />
+      <span class="sr-only">{word}: </span>
       <span class="ellipsis">{parent ? parent.title : item.parent_id}</span>
     </span>
+  );
+}
+
+/** ` (archived)` after a parent's title when it is not active. */
+function stateNote(state: string | null): string {
+  return state && state !== 'active' ? ` (${state})` : '';
+}
+
+/** When the item last changed, or, for a file with no update date, when it was created. */
+function When({ item }: { item: ItemSummary }) {
+  const updated = item.updated_at;
+  const iso = updated ?? item.created_at ?? null;
+  if (!iso) return <span class="when" />;
+  return (
+    <time class="when" dateTime={iso} title={`${updated ? 'Updated' : 'Created'} ${fullDate(iso)}`}>
+      {relativeDate(iso)}
+    </time>
   );
 }
 
@@ -84,11 +120,10 @@ export function ListView({ items, byId, selected, flashed, statuses }: ViewProps
                   <IdLabel item={item} />
                   <span class="row-title">{item.title}</span>
                   <span class="row-meta">
+                    <StateBadge state={item.state} />
                     <ParentLabel item={item} byId={byId} />
                     <Tags tags={item.tags} />
-                    <time class="when" dateTime={item.updated_at ?? undefined}>
-                      {relativeDate(item.updated_at)}
-                    </time>
+                    <When item={item} />
                   </span>
                 </ItemLink>
               </li>
@@ -105,8 +140,15 @@ export function BoardView({ items, byId, selected, flashed, statuses }: ViewProp
     () => groupByStatus(items, { order: statuses, columns: statuses }),
     [items, statuses],
   );
+  // The board opens at its first column, and goes back to it when the columns change (the backlog's
+  // order arriving after the first answer): a snapped board would otherwise keep the column it had.
+  const board = useRef<HTMLDivElement>(null);
+  const columns = groups.map((g) => g.key).join(',');
+  useLayoutEffect(() => {
+    if (board.current) board.current.scrollLeft = 0;
+  }, [columns]);
   return (
-    <div class="board">
+    <div class="board" ref={board}>
       {groups.map((g) => (
         <section class="column" key={g.key} aria-labelledby={`col-${g.key}`} data-status={g.key}>
           <h2 class="column-title" id={`col-${g.key}`}>
@@ -121,9 +163,8 @@ export function BoardView({ items, byId, selected, flashed, statuses }: ViewProp
                   <span class="card-head">
                     <TypeIcon type={item.type} size={14} />
                     <IdLabel item={item} />
-                    <time class="when" dateTime={item.updated_at ?? undefined}>
-                      {relativeDate(item.updated_at)}
-                    </time>
+                    <StateBadge state={item.state} />
+                    <When item={item} />
                   </span>
                   <span class="card-title">{item.title}</span>
                   <span class="card-foot">
