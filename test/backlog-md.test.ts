@@ -315,6 +315,17 @@ describe.skipIf(!existsSync(FULL_FOLDER))("the Backlog.md project's own backlog 
     expect(all.results.every((r) => r.state === 'archived')).toBe(true);
   });
 
+  it("an archived sub-task's parent is the archived copy of its parent id, not the completed task", async () => {
+    // archive/tasks has BACK-76 and its sub-tasks BACK-76.1-5; completed/ has another BACK-76, which keeps the id.
+    expect(service.get('BACK-76').state).toBe('completed');
+    expect(service.get('BACK-76@archived').path).toMatch(/^archive\/tasks\/back-76 - migrate/);
+    const kids = service.children('BACK-76@archived');
+    expect(kids).toEqual(expect.arrayContaining(['BACK-76.1', 'BACK-76.5']));
+    expect(service.children('BACK-76')).not.toContain('BACK-76.1');
+    const under = await service.searchUnified('blessed', { parent_id: 'BACK-76@archived', limit: 50 });
+    expect(under.results.map((r) => r.id)).toContain('BACK-76.3');
+  });
+
   it('reports no error: Backlog.md reads every file (the 21 with `assignee: @MrLesk` included)', () => {
     const d = service.diagnostics();
     expect(d.files.filter((f) => f.level === 'error')).toEqual([]);

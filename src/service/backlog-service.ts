@@ -80,7 +80,11 @@ export class BacklogService {
   readonly dir: string;
   readonly limits: Limits;
   readonly index: OramaSearchService;
-  private readonly store = new ItemStore();
+  // In a Backlog.md folder a parent id written with the prefix of older files (`parent_task_id: task-76`,
+  // from before `task_prefix: back`) is read as the task with that number (BACK-76).
+  private readonly store = new ItemStore(() =>
+    this.format.name === 'backlog-md' ? this.format.config.taskPrefix : null,
+  );
   private readonly semantic: SemanticSearch;
   private readonly indexer: Indexer;
 

@@ -62,6 +62,12 @@ export class ItemStore {
   private readonly statusCounts = new Map<string, { count: number; spelling: string }>();
   private graph: LinkGraph | null = null;
 
+  /**
+   * @param taskPrefix the backlog's task id prefix (`BACK`) when a parent written with another prefix is the
+   * task with that number (older Backlog.md files say `parent_task_id: task-76`); null: no such rule.
+   */
+  constructor(private readonly taskPrefix: () => string | null = () => null) {}
+
   get size(): number {
     return this.items.size;
   }
@@ -117,13 +123,13 @@ export class ItemStore {
   ancestors(item: BacklogItem): string[] {
     const out: string[] = [];
     const seen = new Set([item.id]);
-    let parent = item.parent_id;
-    while (parent) {
-      const id = this.byKey.get(idKey(parent)) ?? parent;
+    let child: Pick<BacklogItem, 'parent_id' | 'state'> | undefined = item;
+    while (child?.parent_id) {
+      const id = this.parentOf(child) ?? child.parent_id;
       if (seen.has(id)) break;
       seen.add(id);
       out.push(id);
-      parent = this.items.get(id)?.parent_id ?? null;
+      child = this.items.get(id);
     }
     return out;
   }
@@ -178,12 +184,7 @@ export class ItemStore {
     this.linkToParent(item);
     // Items written before their parent existed find it now.
     for (const other of this.items.values()) {
-      if (
-        other.parent_id &&
-        other !== item &&
-        idKey(other.parent_id) === key &&
-        !this.kids.get(item.id)?.includes(other.id)
-      )
+      if (other !== item && this.parentOf(other) === item.id && !this.kids.get(item.id)?.includes(other.id))
         this.linkToParent(other);
     }
     return before;
@@ -242,8 +243,24 @@ export class ItemStore {
     };
   }
 
+  /**
+   * The id of the item's parent: the copy in the item's own state when its parent id has several files
+   * (an archived sub-task under the archived `BACK-76@archived`, not the completed BACK-76), else the owner.
+   */
+  parentOf(item: { parent_id: string | null; state: BacklogItem['state'] }): string | undefined {
+    if (!item.parent_id) return undefined;
+    const prefix = this.taskPrefix();
+    const number = prefix ? /^[A-Za-z]+[-_\s]*(\d+(?:\.\d+)*)$/.exec(item.parent_id.trim())?.[1] : undefined;
+    for (const id of [item.parent_id, ...(number ? [`${prefix}-${number}`] : [])]) {
+      const sameState = item.state ? this.byKey.get(idKey(`${id}@${item.state}`)) : undefined;
+      const found = sameState ?? this.byKey.get(idKey(id));
+      if (found) return found;
+    }
+    return undefined;
+  }
+
   private linkToParent(item: BacklogItem): void {
-    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    const parent = this.parentOf(item);
     if (parent && parent !== item.id) this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
   }
 
@@ -261,7 +278,7 @@ export class ItemStore {
     this.countStatus(item, -1);
     if (this.byKey.get(idKey(item.id)) === item.id) this.byKey.delete(idKey(item.id));
     if (this.byPath.get(item.path) === item.id) this.byPath.delete(item.path);
-    const parent = item.parent_id ? this.byKey.get(idKey(item.parent_id)) : undefined;
+    const parent = this.parentOf(item);
     if (parent)
       this.kids.set(
         parent,
