@@ -176,7 +176,8 @@ export async function describeTransformersModel(
  * it come ONNX Runtime's 430 MB, which the bundled model does not need). ONNXRUNTIME_NODE_INSTALL=skip
  * keeps npm 10 from downloading ONNX Runtime's CUDA libraries in its install script (CPU is what runs here).
  */
-export const TRANSFORMERS_INSTALL = 'ONNXRUNTIME_NODE_INSTALL=skip npm install -g @huggingface/transformers@4';
+export const TRANSFORMERS_INSTALL =
+  'ONNXRUNTIME_NODE_INSTALL=skip npm install -g @huggingface/transformers@4';
 
 /** Whether @huggingface/transformers can be imported from here (resolved, not loaded). */
 export function transformersInstalled(): boolean {
