@@ -10,6 +10,8 @@
  *
  * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
  * the default search answered hybrid from the cached embeddings.
+ * `--base <dir>`: another build of the project (a folder with dist/cli/main.js, e.g. an older commit's),
+ * run in the same rounds: each case gets a row "(base)" beside it.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -33,6 +35,7 @@ const { values: flags } = parseArgs({
   options: {
     runs: { type: 'string', default: '7' },
     hybrid: { type: 'string' },
+    base: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -61,11 +64,11 @@ function runProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
 }
 
 /** `backlog-search mcp`: spawn to `initialize` answered, and to the first backlog_search answered. */
-async function runMcp(dir: string, env: NodeJS.ProcessEnv): Promise<Sample> {
+async function runMcp(main: string, dir: string, env: NodeJS.ProcessEnv): Promise<Sample> {
   const started = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp', '--dir', dir],
+    args: [main, 'mcp', '--dir', dir],
     env: { ...getDefaultEnvironment(), ...(env as Record<string, string>) },
     stderr: 'ignore',
   });
@@ -86,7 +89,8 @@ async function runMcp(dir: string, env: NodeJS.ProcessEnv): Promise<Sample> {
 
 interface Case {
   name: string;
-  run: () => Promise<Sample>;
+  /** Runs the case with the CLI at `main` (this build's, or --base's). */
+  run: (main: string) => Promise<Sample>;
   /** The issue's target, seconds (and MiB). */
   target?: string;
 }
@@ -108,10 +112,12 @@ async function main(): Promise<void> {
   delete env.BACKLOG_DIR;
   const cli =
     (...args: string[]) =>
-    () =>
-      runProcess([process.execPath, CLI, ...args], env);
+    (main: string) =>
+      runProcess([process.execPath, main, ...args], env);
   // Writes .cache/index.bin (a first start reads every file).
-  await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')();
+  await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')(CLI);
+  const baseCli = flags.base ? join(resolve(flags.base), 'dist', 'cli', 'main.js') : undefined;
+  if (baseCli && !existsSync(baseCli)) throw new Error(`no ${baseCli}`);
 
   const cases: Case[] = [
     { name: '`node -e 0` (baseline)', run: () => runProcess([process.execPath, '-e', '0'], env) },
@@ -141,15 +147,23 @@ async function main(): Promise<void> {
     { name: '`diagnostics`', run: cli('--dir', dir, 'diagnostics') },
     {
       name: '`mcp`: initialize / first backlog_search',
-      run: () => runMcp(dir, env),
+      run: (main) => runMcp(main, dir, env),
       target: '<= 0.3 s / <= 0.6 s',
     },
   ];
 
+  // The base build's rows beside this build's, run in the same rounds.
+  const runsOf = new Map<Case, string>(cases.map((c) => [c, CLI]));
+  if (baseCli)
+    for (const c of cases.slice(1).reverse()) {
+      const twin: Case = { name: `${c.name} (base)`, run: c.run };
+      runsOf.set(twin, baseCli);
+      cases.splice(cases.indexOf(c) + 1, 0, twin);
+    }
   const samples = new Map<Case, Sample[]>(cases.map((c) => [c, []]));
   for (let round = 0; round <= runs; round++) {
     for (const c of cases) {
-      const s = await c.run();
+      const s = await c.run(runsOf.get(c)!);
       if (round > 0) samples.get(c)!.push(s); // round 0 warms the file cache
     }
     process.stderr.write(`round ${round}/${runs}\n`);

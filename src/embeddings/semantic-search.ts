@@ -221,7 +221,7 @@ export class SemanticSearch implements VectorRetriever {
    * every document has a vector, else `incomplete` (bm25).
    */
   private async run(items: BacklogItem[]): Promise<void> {
-    if (this.options.embedMissing === 'never' && this.options.cacheDir) {
+    if (this.options.embedMissing === 'never') {
       const described = await describeEmbedder(this.options.provider, {
         transformers: this.options.transformers,
       });
@@ -311,10 +311,14 @@ export class SemanticSearch implements VectorRetriever {
    * (a LazyPool loads it for the first query that needs a vector). Nothing is read when no cache file of
    * that model exists: a one-shot command then answers bm25 in the time of a lexical one.
    */
-  private async runFromCache(items: BacklogItem[], described: DescribedEmbedder, dir: string): Promise<void> {
+  private async runFromCache(
+    items: BacklogItem[],
+    described: DescribedEmbedder,
+    dir: string | null,
+  ): Promise<void> {
     this.status.provider = described.provider;
     this.modelId = described.id;
-    const dims = await EmbeddingCache.peekDims(dir, described.id);
+    const dims = dir === null ? undefined : await EmbeddingCache.peekDims(dir, described.id);
     if (dims === undefined || (described.dims !== undefined && dims !== described.dims)) {
       this.status.state = 'incomplete';
       this.status.warnings.push(
@@ -322,7 +326,7 @@ export class SemanticSearch implements VectorRetriever {
       );
       return;
     }
-    this.cache = await EmbeddingCache.open(dir, described.id, dims, { encoding: 'i8' });
+    this.cache = await EmbeddingCache.open(dir!, described.id, dims, { encoding: 'i8' });
     this.status.warnings.push(...this.cache.warnings);
     const embedder = new LazyPool(described.id, dims, described.maxTokens, () => this.startPool(described));
     const index = new SemanticIndex({ embedder, cache: this.cache });
