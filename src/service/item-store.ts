@@ -106,7 +106,8 @@ export class ItemStore {
     return (
       this.byPath.get(raw) ??
       this.byPath.get(decoded) ??
-      (r.startsWith(RESOURCE_URI_PREFIX) ? this.byKey.get(idKey(decoded)) : undefined)
+      // An id %-encoded as a URI path segment is (`BACK-569%40archived`).
+      (decoded !== raw || r.startsWith(RESOURCE_URI_PREFIX) ? this.byKey.get(idKey(decoded)) : undefined)
     );
   }
 
