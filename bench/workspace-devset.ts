@@ -82,7 +82,13 @@ async function main(): Promise<void> {
       results.push(
         await runSystem(
           devset,
-          workspaceSystem(`${fusion}, all projects, a copy counts as its original`, ws, home, undefined, 'original'),
+          workspaceSystem(
+            `${fusion}, all projects, a copy counts as its original`,
+            ws,
+            home,
+            undefined,
+            'original',
+          ),
         ),
       );
       await closeWorkspace(ws);
@@ -92,7 +98,9 @@ async function main(): Promise<void> {
     await rm(others, { recursive: true, force: true });
   }
   const base = results[0].overall.ndcg_at_10;
-  process.stdout.write('| system | nDCG@10 | Δ vs alone | Recall@10 | MRR@10 | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    '| system | nDCG@10 | Δ vs alone | Recall@10 | MRR@10 | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|\n',
+  );
   for (const r of results)
     process.stdout.write(
       `| ${r.system} | ${r.overall.ndcg_at_10.toFixed(4)} | ${(r.overall.ndcg_at_10 - base).toFixed(4)} | ${r.overall.recall_at_10.toFixed(4)} | ${r.overall.mrr_at_10.toFixed(4)} | ${r.p50_ms.toFixed(2)} | ${r.p95_ms.toFixed(2)} |\n`,
