@@ -14,9 +14,15 @@ import { styleFor, type Style } from './style.js';
 import { LIST_SORTS } from '../service/list-sort.js';
 import { loadBeir } from '../eval/beir.js';
 import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
+import { projectSlug } from '../workspace/ids.js';
+import { openWorkspace } from '../workspace/open-workspace.js';
+import type { Workspace } from '../workspace/workspace.js';
+import { collectDir, workspaceSpec } from './workspace.js';
 
 interface GlobalOptions {
-  dir?: string;
+  /** Repeatable (several backlogs: a workspace, docs/workspace.md). */
+  dir?: string | string[];
+  workspace?: string;
   color?: boolean;
   embeddings?: string;
   memoryBudget?: number;
@@ -52,10 +58,17 @@ const opened: BacklogService[] = [];
 type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
 
 async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
-  const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+  const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
+  if (await workspaceSpec(dir, workspace))
+    throw new BacklogError(
+      'INVALID_INPUT',
+      `${cmd.name()} serves one backlog; several were given (--dir repeated, NAME=PATH or --workspace)`,
+      'search, list and get take several backlogs; give this command one --dir (docs/workspace.md).',
+      { field: 'dir' },
+    );
   const bar = kind === 'index' ? createProgress() : undefined;
   const service = await openBacklog({
-    dir: await resolveDir(dir),
+    dir: await resolveDir([dir ?? []].flat()[0]),
     onProgress: bar?.update,
     onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
     watch,
@@ -68,6 +81,37 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
   bar?.stop();
   if (kind !== 'server') opened.push(service);
   return service;
+}
+
+/** search, list and get: the one backlog as before, or a workspace when several are given (docs/workspace.md). */
+async function openMany(cmd: Command): Promise<BacklogService | Workspace> {
+  const { dir, embeddings, workspace } = cmd.optsWithGlobals<GlobalOptions>();
+  const backlogs = await workspaceSpec(dir, workspace);
+  if (!backlogs) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup');
+  const ws = await openWorkspace({
+    backlogs,
+    embeddings: cmd.name() === 'search' ? (embeddings as OpenBacklogOptions['embeddings']) : 'none',
+    embedMissing: 'never',
+  });
+  opened.push(...ws.projects.map((p) => p.service));
+  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  return ws;
+}
+
+/** `--project` on a single backlog: checked against its name, then dropped. */
+function projectOf(target: BacklogService | Workspace, o: { project?: string }): { project?: string } {
+  if (!o.project || 'projects' in target) return o.project ? { project: o.project } : {};
+  const names = o.project.split(',').map((s) => s.trim().toLowerCase());
+  if (!names.includes('*') && !names.includes(projectSlug(target.projectName)))
+    throw new BacklogError(
+      'INVALID_FILTER',
+      `project: no project "${o.project}"`,
+      `Use ${target.projectName}, or * for all.`,
+      {
+        field: 'project',
+      },
+    );
+  return {};
 }
 
 function filterOptions(cmd: Command): Command {
@@ -86,7 +130,8 @@ function filterOptions(cmd: Command): Command {
     .option('--author <authors>', 'any of these authors')
     .option('--path <globs>', 'file paths or globs relative to the backlog root')
     .option('--folder <folders>', 'folders relative to the backlog root')
-    .option('--file-type <exts>', 'extensions without the dot');
+    .option('--file-type <exts>', 'extensions without the dot')
+    .option('--project <names>', 'with several backlogs: these projects only (comma-separated; * for all)');
 }
 
 /** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
@@ -126,7 +171,12 @@ export function buildProgram(): Command {
   const program = new Command('backlog-search')
     .description('Search a backlog of markdown tasks, epics and documents.')
     .version(VERSION, '-V, --version')
-    .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
+    .option(
+      '-d, --dir <path>',
+      'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog); repeat it, or NAME=PATH, for several',
+      collectDir,
+    )
+    .option('--workspace <file>', 'a YAML file listing several backlogs (docs/workspace.md)')
     .addOption(
       new Option(
         '-e, --embeddings <provider>',
@@ -163,11 +213,13 @@ export function buildProgram(): Command {
     .option('--scores', 'include scores')
     .option('--json', 'print JSON')
     .action(async (words: string[], o, cmd: Command) => {
-      const service = await open(cmd);
+      const service = await openMany(cmd);
       // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
-      await service.semanticReady();
+      for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
+        await s.semanticReady();
       const res = await service.searchUnified(words.join(' '), {
         ...filtersFrom(o),
+        ...projectOf(service, o),
         sort: o.sort,
         limit: o.limit,
         offset: o.offset,
@@ -186,10 +238,11 @@ export function buildProgram(): Command {
     .command('get')
     .description('show items by id, resource URI or path')
     .argument('<ids...>')
+    .option('--project <names>', 'with several backlogs: where a bare id is looked up')
     .option('--json', 'print JSON')
     .action(async (ids: string[], o, cmd: Command) => {
-      const service = await open(cmd, 'lookup');
-      const entries = service.get(ids);
+      const service = await openMany(cmd);
+      const entries = 'projects' in service ? service.get(ids, projectOf(service, o)) : service.get(ids);
       print(
         o.json,
         entries.length === 1 && entries[0].status === 'ok' ? entries[0].item : entries,
@@ -214,8 +267,14 @@ export function buildProgram(): Command {
     .option('--offset <n>', 'skip this many items', '0')
     .option('--json', 'print JSON')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd, 'lookup');
-      const res = service.list({ ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset });
+      const service = await openMany(cmd);
+      const res = service.list({
+        ...filtersFrom(o),
+        ...projectOf(service, o),
+        sort: o.sort,
+        limit: o.limit,
+        offset: o.offset,
+      });
       print(o.json, res, (style) => formatList(res, style, filterFlags(o), Number(o.offset)), cmd);
     });
 
