@@ -32,12 +32,12 @@ export interface Ranked<T = SearchResult> {
  * The merge key of each result of one backlog's list: `upperBound` is that backlog's bound for the query
  * (bm25 only; 0 when the mode was not bm25), `routed` the id the query names in that backlog (first).
  */
-export function rankList(
+export function rankList<T extends { id: string; score?: number }>(
   project: number,
-  results: SearchResult[],
+  results: T[],
   fusion: WorkspaceFusion,
   opts: { upperBound: number; routed?: string; recentMs?: (id: string) => number },
-): Ranked[] {
+): Ranked<T>[] {
   return results.map((result, rank) => {
     let key: number;
     if (opts.recentMs) key = opts.recentMs(result.id);

@@ -7,8 +7,8 @@
  */
 import { errors, isBacklogError } from '../errors.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
-import type { RelatedResult, ResultGroup, SearchResult } from '../search/types.js';
-import type { BacklogService, GetEntry, ItemMetadata } from '../service/backlog-service.js';
+import type { RelatedResult, ResultGroup, SearchHit, SearchResult } from '../search/types.js';
+import { filtersOf, type GetEntry, type ItemMetadata } from '../service/backlog-service.js';
 import { updatedMsOf } from '../service/item-store.js';
 import { sortItems } from '../service/list-sort.js';
 import {
@@ -16,6 +16,7 @@ import {
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
+  type SearchOptions,
   type SearchOptionsInput,
 } from '../service/options.js';
 import type { ListResponse, SearchResponse } from '../service/responses.js';
@@ -156,6 +157,8 @@ export class Workspace implements WorkspaceScope {
     const parsed = searchOptionsSchema.safeParse({ ...rest, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
+    const fast = await this.rankFirst(query, rest, opts, scope, started);
+    if (fast) return fast;
     const want = opts.offset + opts.limit;
     const answers = await this.eachProject(scope, async (p) => {
       const local = this.localFilters(p, rest);
@@ -180,13 +183,8 @@ export class Workspace implements WorkspaceScope {
       }
       return first;
     });
-    const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(opts.query)) : opts.query;
     const rankOf = (p: WorkspaceProject, res: SearchResponse, list: SearchResult[]) =>
-      rankList(this.projects.indexOf(p), list, this.fusion, {
-        upperBound: res.search_mode === 'bm25' ? workspaceBound(p.service.index, positive) : 0,
-        routed: p.service.index.resolveId(opts.query),
-        recentMs: opts.sort === 'recent' ? (id) => updatedMsOf(p.service.get(id) as BacklogItem) : undefined,
-      });
+      this.rank(p, list, opts, res.search_mode === 'bm25');
     const merged = mergeRanked(answers.map(([p, res]) => rankOf(p, res, res.results)));
     const page = merged.slice(opts.offset, want);
     const total = answers.reduce((n, [, res]) => n + res.total, 0);
@@ -245,6 +243,107 @@ export class Workspace implements WorkspaceScope {
             });
       response.related = related.slice(0, Math.max(opts.limit, 10));
     }
+    if (warnings.size) response.warnings = [...warnings];
+    response.took_ms = Number((performance.now() - started).toFixed(2));
+    return response;
+  }
+
+  /** One project's list with the keys the merge orders by (merge.ts). */
+  private rank<T extends { id: string; score?: number }>(
+    p: WorkspaceProject,
+    list: T[],
+    opts: SearchOptions,
+    bm25: boolean,
+  ): Ranked<T>[] {
+    const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(opts.query)) : opts.query;
+    return rankList(this.projects.indexOf(p), list, this.fusion, {
+      upperBound: bm25 ? workspaceBound(p.service.index, positive) : 0,
+      routed: p.service.index.resolveId(opts.query),
+      recentMs: opts.sort === 'recent' ? (id) => updatedMsOf(p.service.get(id) as BacklogItem) : undefined,
+    });
+  }
+
+  /**
+   * The common bm25 search (no groups, no related items), in two steps: every project ranks without
+   * snippets (the lexical index alone, as searchUnified's bm25 does), the lists are merged, then only the
+   * projects on the page build their results, for the ranks shown. Building snippets for every project's
+   * top-K and dropping most of them was most of a merged search's time. Null: take the general path
+   * (which also gives the errors and "did you mean" of a search that finds nothing).
+   */
+  private async rankFirst(
+    query: string,
+    rest: Omit<SearchOptionsInput, 'query'>,
+    opts: SearchOptions,
+    scope: WorkspaceProject[],
+    started: number,
+  ): Promise<SearchResponse | null> {
+    const bm25 =
+      opts.mode === 'bm25' ||
+      (opts.mode === undefined && scope.every((p) => p.service.index.defaultMode() === 'bm25'));
+    if (!bm25 || opts.group_by || opts.include_related) return null;
+    const want = opts.offset + opts.limit;
+    const lists: Ranked<SearchHit>[][] = [];
+    const locals = new Map<WorkspaceProject, Omit<SearchOptionsInput, 'query'>>();
+    let total = 0;
+    try {
+      for (const p of scope) {
+        const local = this.localFilters(p, rest);
+        if (!local) continue;
+        const found = p.service.index.search({
+          query: opts.query.trim(),
+          filters: filtersOf(searchOptionsSchema.parse({ ...local, query })),
+          sort: opts.sort,
+          conjunctive: opts.conjunctive,
+          matchMode: opts.match_mode,
+          limit: want,
+          offset: 0,
+        });
+        total += found.total;
+        locals.set(p, local);
+        lists.push(this.rank(p, found.hits, opts, true));
+      }
+    } catch {
+      return null;
+    }
+    if (total === 0) return null;
+    const page = mergeRanked(lists).slice(opts.offset, want);
+    const spans = new Map<WorkspaceProject, { from: number; to: number }>();
+    for (const x of page) {
+      const p = this.projects[x.project];
+      const span = spans.get(p);
+      if (!span) spans.set(p, { from: x.rank, to: x.rank });
+      else [span.from, span.to] = [Math.min(span.from, x.rank), Math.max(span.to, x.rank)];
+    }
+    const answers = await this.eachProject([...spans.keys()], (p) => {
+      const { from, to } = spans.get(p)!;
+      return p.service.searchUnified(query, {
+        ...locals.get(p)!,
+        offset: from,
+        limit: to - from + 1,
+        include_scores: true,
+      });
+    });
+    const built = new Map(answers.map(([p, res]) => [p, res]));
+    const results: SearchResult[] = [];
+    for (const x of page) {
+      const p = this.projects[x.project];
+      const r = built.get(p)?.results[x.rank - spans.get(p)!.from];
+      if (!r) continue;
+      const { score: _s, scores: _ss, ...plain } = r;
+      results.push(this.tagResult(p, opts.include_scores ? r : (plain as SearchResult)));
+    }
+    if (opts.include_content) this.checkContent(results);
+    const response: SearchResponse = {
+      results,
+      total,
+      query: opts.query.trim(),
+      search_mode: 'bm25',
+      took_ms: 0,
+    };
+    if (opts.offset + results.length < total) response.next_offset = opts.offset + results.length;
+    const warnings = new Set<string>();
+    for (const [p, res] of answers) for (const w of res.warnings ?? []) warnings.add(`${p.name}: ${w}`);
+    for (const f of answers.failed) warnings.add(`left out, failed: ${f}`);
     if (warnings.size) response.warnings = [...warnings];
     response.took_ms = Number((performance.now() - started).toFixed(2));
     return response;
