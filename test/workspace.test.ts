@@ -168,6 +168,10 @@ describe('search across projects', () => {
     const under = await ws.searchUnified('sync', { parent_id: 'gamma:EPIC-0002', limit: 50 });
     expect(under.results.length).toBeGreaterThan(0);
     expect(under.results.every((r) => r.id.startsWith('gamma:'))).toBe(true);
+    const elsewhere = await thrown(() =>
+      ws.searchUnified('sync', { project: 'alpha', parent_id: 'gamma:EPIC-0002' }),
+    );
+    expect(elsewhere.code).toBe('INVALID_FILTER');
   });
 
   it('pages through the merged list without gaps or repeats', async () => {

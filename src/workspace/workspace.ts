@@ -32,16 +32,13 @@ import type {
   WorkspaceProject,
   WorkspaceScope,
 } from './types.js';
+import { eachProject, eachProjectSync } from './each-project.js';
 import { WorkspaceWrites } from './writes.js';
 
 export type { ProjectOption, ProjectProblem, WithProject, WorkspaceProject };
 
 const SEARCH_KEYS = [...Object.keys(searchOptionsSchema.shape), 'project'];
 const LIST_KEYS = [...Object.keys(listOptionsSchema.shape), 'project'];
-/** Filter values checked against each backlog: in a workspace, a value another backlog has is no error. */
-const VALUE_FILTERS = new Set(['status', 'types', 'parent_id']);
-/** Each project's answer, and the projects that failed (a warning each: the others are still served). */
-type Answers<T> = Array<[WorkspaceProject, T]> & { failed: string[] };
 
 /** Per-backlog page size of a merged search (the schema's most). */
 const PAGE = 100;
@@ -151,7 +148,7 @@ export class Workspace implements WorkspaceScope {
     const scope = this.scope(project);
     if (scope.length === 1) {
       const p = scope[0];
-      const res = await p.service.searchUnified(query, this.localFilters(p, rest)!);
+      const res = await p.service.searchUnified(query, this.onlyIn(p, rest));
       return this.multi ? this.tagSearch(p, res) : res;
     }
     const parsed = searchOptionsSchema.safeParse({ ...rest, query });
@@ -160,7 +157,7 @@ export class Workspace implements WorkspaceScope {
     const fast = await this.rankFirst(query, rest, opts, scope, started);
     if (fast) return fast;
     const want = opts.offset + opts.limit;
-    const answers = await this.eachProject(scope, async (p) => {
+    const answers = await eachProject(scope, async (p) => {
       const local = this.localFilters(p, rest);
       if (!local) return null;
       const first = await p.service.searchUnified(query, {
@@ -314,7 +311,7 @@ export class Workspace implements WorkspaceScope {
       if (!span) spans.set(p, { from: x.rank, to: x.rank });
       else [span.from, span.to] = [Math.min(span.from, x.rank), Math.max(span.to, x.rank)];
     }
-    const answers = await this.eachProject([...spans.keys()], (p) => {
+    const answers = await eachProject([...spans.keys()], (p) => {
       const { from, to } = spans.get(p)!;
       return p.service.searchUnified(query, {
         ...locals.get(p)!,
@@ -355,13 +352,13 @@ export class Workspace implements WorkspaceScope {
     const scope = this.scope(project);
     if (scope.length === 1) {
       const p = scope[0];
-      const res = p.service.list(this.localFilters(p, rest)!);
+      const res = p.service.list(this.onlyIn(p, rest));
       return this.multi ? { ...res, results: res.results.map((r) => this.tagSummary(p, r)) } : res;
     }
     const parsed = listOptionsSchema.safeParse(rest);
     if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
     const opts = parsed.data;
-    const answers = this.eachProjectSync(scope, (p) => {
+    const answers = eachProjectSync(scope, (p) => {
       const local = this.localFilters(p, rest);
       if (!local) return null;
       const pages: ListResponse[] = [];
@@ -523,51 +520,16 @@ export class Workspace implements WorkspaceScope {
     return mine.length ? { ...opts, parent_id: mine } : null;
   }
 
-  /**
-   * Runs one request in each project. A filter value that only some projects have (a status, a type, a
-   * parent) is no error while one project accepts it; a project that fails for another reason is left
-   * out with a warning... unless every project fails, then the first error is the answer.
-   */
-  private async eachProject<T>(
-    scope: WorkspaceProject[],
-    run: (p: WorkspaceProject) => Promise<T | null>,
-  ): Promise<Answers<T>> {
-    const settled = await Promise.allSettled(scope.map(run));
-    return this.collect(scope, settled);
-  }
-
-  private eachProjectSync<T>(scope: WorkspaceProject[], run: (p: WorkspaceProject) => T | null): Answers<T> {
-    const settled = scope.map((p): PromiseSettledResult<T | null> => {
-      try {
-        return { status: 'fulfilled', value: run(p) };
-      } catch (reason) {
-        return { status: 'rejected', reason };
-      }
-    });
-    return this.collect(scope, settled);
-  }
-
-  private collect<T>(scope: WorkspaceProject[], settled: PromiseSettledResult<T | null>[]): Answers<T> {
-    const out: Answers<T> = Object.assign([], { failed: [] as string[] });
-    let firstError: unknown;
-    settled.forEach((s, i) => {
-      if (s.status === 'fulfilled') {
-        if (s.value !== null) out.push([scope[i], s.value]);
-        return;
-      }
-      const err = s.reason as unknown;
-      const valueError =
-        isBacklogError(err) && err.code === 'INVALID_FILTER' && VALUE_FILTERS.has(String(err.details.field));
-      // Anything else that is the caller's (a bad option, a budget) is the same error in every project.
-      if (isBacklogError(err) && !valueError && err.code !== 'INTERNAL') throw err;
-      if (!valueError) out.failed.push(`${scope[i].name}: ${(err as Error)?.message ?? String(err)}`);
-      firstError ??= err;
-    });
-    if (out.length === 0 && firstError !== undefined) {
-      if (isBacklogError(firstError)) throw firstError;
-      throw errors.internal(String((firstError as Error)?.message ?? firstError));
-    }
-    return out;
+  /** The filters for the one project in scope; a parent of another project is an error there. */
+  private onlyIn<T extends { parent_id?: string | string[] }>(p: WorkspaceProject, opts: T): T {
+    const local = this.localFilters(p, opts);
+    if (!local)
+      throw errors.invalidFilter(
+        'parent_id',
+        `every parent named is in another project than ${p.name}`,
+        `Name a parent of ${p.name}, or widen project.`,
+      );
+    return local;
   }
 
   /** include_content over several projects: the page's content within the smallest answer budget. */
