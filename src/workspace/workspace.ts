@@ -282,13 +282,15 @@ export class Workspace implements WorkspaceScope {
     const lists: Ranked<SearchHit>[][] = [];
     const locals = new Map<WorkspaceProject, Omit<SearchOptionsInput, 'query'>>();
     let total = 0;
+    const filters = filtersOf(opts);
     try {
       for (const p of scope) {
         const local = this.localFilters(p, rest);
         if (!local) continue;
         const found = p.service.index.search({
           query: opts.query.trim(),
-          filters: filtersOf(searchOptionsSchema.parse({ ...local, query })),
+          // localFilters gives a new object only for a parent_id, already a list of this project's ids.
+          filters: local === rest ? filters : { ...filters, parent_id: local.parent_id as string[] },
           sort: opts.sort,
           conjunctive: opts.conjunctive,
           matchMode: opts.match_mode,
