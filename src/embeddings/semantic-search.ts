@@ -7,6 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
+import type { SharedEmbeddingPool } from './shared-pool.js';
 import { SemanticIndex } from './semantic-index.js';
 import type { EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
@@ -39,6 +40,8 @@ export interface SemanticOptions {
   /** RSS (MB) the initial embedding plans to stay under when it picks its workers (default 400). */
   memoryBudgetMb?: number;
   onProgress?: (done: number, total: number) => void;
+  /** A pool shared with other backlogs (a workspace): acquired instead of started, released on close. */
+  sharedPool?: SharedEmbeddingPool;
 }
 
 export interface SemanticStatus {
@@ -199,14 +202,18 @@ export class SemanticSearch implements VectorRetriever {
    */
   private async run(items: BacklogItem[]): Promise<void> {
     const rssBefore = process.memoryUsage.rss();
-    const started = await EmbeddingPool.start({
-      provider: this.options.provider,
-      workers: 1,
-      transformers: this.options.transformers,
-    });
+    const shared = this.options.sharedPool;
+    const started = shared
+      ? await shared.acquire()
+      : await EmbeddingPool.start({
+          provider: this.options.provider,
+          workers: 1,
+          transformers: this.options.transformers,
+        });
     this.status.warnings.push(...started.warnings);
     if (!started.embedder || this.closed) {
-      await started.embedder?.close();
+      if (shared) await shared.release(this);
+      else await started.embedder?.close();
       this.status.state = 'off';
       return;
     }
@@ -261,7 +268,8 @@ export class SemanticSearch implements VectorRetriever {
     const many = missing > 200 && mode !== 'never' ? await this.buildWorkers(workerMb) : 1;
     this.status.buildWorkers = missing > 0 && mode !== 'never' ? many : 0;
     const grow = many > 1;
-    const growing = grow ? this.pool.resize(many) : undefined;
+    const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
+    const growing = grow ? resize(many) : undefined;
     try {
       if (mode === 'wait' || missing === 0) {
         await this.enqueue(() => index.upsert(docs, progress(0)));
@@ -280,7 +288,7 @@ export class SemanticSearch implements VectorRetriever {
       }
     } finally {
       await growing;
-      if (grow) await this.pool?.resize(1);
+      if (grow) await resize(1);
       this.embedding = false;
     }
     this.live.clear();
@@ -485,7 +493,10 @@ export class SemanticSearch implements VectorRetriever {
     if (this.closed) return;
     await this.flush();
     this.closed = true;
-    await this.pool?.close();
+    if (this.options.sharedPool) {
+      // Acquired (this.pool set) or about to be: run() releases it when it sees `closed`.
+      if (this.pool) await this.options.sharedPool.release(this);
+    } else await this.pool?.close();
     this.pool = null;
   }
 }

@@ -10,6 +10,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { BacklogError, isBacklogError } from '../errors.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
+import { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
+import type { EmbeddingProvider } from '../embeddings/types.js';
 import { PROJECT_NAME, projectSlug } from './ids.js';
 import type { WorkspaceFusion } from './merge.js';
 import type { ProjectProblem, WorkspaceProject } from './types.js';
@@ -66,6 +68,11 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
     explicit.add(name);
   }
   const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  // One model for every backlog (embeddings/shared-pool.ts); each keeps its own cache and vectors.
+  const provider =
+    shared.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
+  if (provider !== 'none' && !shared.sharedEmbeddingPool)
+    shared.sharedEmbeddingPool = new SharedEmbeddingPool({ provider, transformers: shared.transformers });
   // One after the other: opened together, each one's background work (snippet bodies, word-pair filters)
   // slows the others' restore (10 backlogs of 697 files: 58 s together against 14 s in turn, on 2 busy cores).
   const opened: Opened[] = [];
