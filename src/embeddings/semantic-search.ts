@@ -219,7 +219,8 @@ export class SemanticSearch implements VectorRetriever {
     }
     this.pool = started.embedder;
     this.status.provider = started.embedder.provider;
-    const workerMb = Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
+    // A shared pool's model was loaded by whichever backlog came first: plan with what that cost.
+    const workerMb = shared ? shared.loadMb : Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
     // 11.8 MB, about 5x the text; the issue allows .cache/ 3x); worst cosine error measured 5.8e-4.
     this.cache = this.options.cacheDir

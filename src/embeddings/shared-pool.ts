@@ -13,6 +13,8 @@ export class SharedEmbeddingPool {
   private readonly wanted = new Map<object, number>();
   /** How many times a pool was started (one while any backlog holds it). */
   starts = 0;
+  /** What loading the model cost (MB of RSS), for each backlog's memory plan: only the first pays it. */
+  loadMb = 0;
 
   constructor(private readonly options: PoolOptions) {}
 
@@ -20,7 +22,11 @@ export class SharedEmbeddingPool {
     this.users++;
     if (!this.started) {
       this.starts++;
-      this.started = EmbeddingPool.start({ ...this.options, workers: 1 });
+      const before = process.memoryUsage.rss();
+      this.started = EmbeddingPool.start({ ...this.options, workers: 1 }).then((started) => {
+        this.loadMb = Math.max(0, process.memoryUsage.rss() - before) / 2 ** 20;
+        return started;
+      });
     }
     return this.started;
   }
