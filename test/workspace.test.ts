@@ -297,3 +297,28 @@ describe('writes across projects', () => {
     expect(deleted.project).toBe('alpha');
   });
 });
+
+describe('live updates per backlog', () => {
+  it("each backlog's watcher applies its own files", async () => {
+    const live = await openWorkspace({
+      embeddings: 'none',
+      cacheDir: false,
+      watch: true,
+      backlogs: [{ dir: dirs.alpha }, { dir: dirs.fixture }],
+    });
+    try {
+      await writeFile(
+        join(dirs.fixture, 'tasks', 'back-901 - Platypus-sync.md'),
+        '---\nid: BACK-901\ntitle: Platypus sync\nstatus: To Do\n---\nThe platypus importer.\n',
+      );
+      let found: string[] = [];
+      for (let i = 0; i < 100 && found.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        found = (await live.searchUnified('platypus')).results.map((r) => r.id);
+      }
+      expect(found).toEqual(['backlog.md:BACK-901']);
+    } finally {
+      await closeWorkspace(live);
+    }
+  }, 60_000);
+});
