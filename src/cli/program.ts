@@ -14,10 +14,8 @@ import { styleFor, type Style } from './style.js';
 import { LIST_SORTS } from '../service/list-sort.js';
 import { loadBeir } from '../eval/beir.js';
 import { embeddingRetriever, formatReport, oramaServiceRetriever, runEval } from '../eval/run-eval.js';
-import { projectSlug } from '../workspace/ids.js';
-import { openWorkspace } from '../workspace/open-workspace.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { collectDir, workspaceSpec } from './workspace.js';
+import { collectDir, openCliWorkspace, projectOf, workspaceSpec } from './workspace.js';
 
 interface GlobalOptions {
   /** Repeatable (several backlogs: a workspace, docs/workspace.md). */
@@ -86,32 +84,10 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
 /** search, list and get: the one backlog as before, or a workspace when several are given (docs/workspace.md). */
 async function openMany(cmd: Command): Promise<BacklogService | Workspace> {
   const { dir, embeddings, workspace } = cmd.optsWithGlobals<GlobalOptions>();
-  const backlogs = await workspaceSpec(dir, workspace);
-  if (!backlogs) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup');
-  const ws = await openWorkspace({
-    backlogs,
-    embeddings: cmd.name() === 'search' ? (embeddings as OpenBacklogOptions['embeddings']) : 'none',
-    embedMissing: 'never',
-  });
+  const ws = await openCliWorkspace(dir, workspace, cmd.name() === 'search' ? embeddings : 'none');
+  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup');
   opened.push(...ws.projects.map((p) => p.service));
-  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
   return ws;
-}
-
-/** `--project` on a single backlog: checked against its name, then dropped. */
-function projectOf(target: BacklogService | Workspace, o: { project?: string }): { project?: string } {
-  if (!o.project || 'projects' in target) return o.project ? { project: o.project } : {};
-  const names = o.project.split(',').map((s) => s.trim().toLowerCase());
-  if (!names.includes('*') && !names.includes(projectSlug(target.projectName)))
-    throw new BacklogError(
-      'INVALID_FILTER',
-      `project: no project "${o.project}"`,
-      `Use ${target.projectName}, or * for all.`,
-      {
-        field: 'project',
-      },
-    );
-  return {};
 }
 
 function filterOptions(cmd: Command): Command {

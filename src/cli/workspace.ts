@@ -6,7 +6,11 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { BacklogError } from '../errors.js';
-import type { WorkspaceBacklog } from '../workspace/open-workspace.js';
+import type { EmbeddingProvider } from '../embeddings/types.js';
+import type { BacklogService } from '../service/backlog-service.js';
+import { projectSlug } from '../workspace/ids.js';
+import { openWorkspace, type WorkspaceBacklog } from '../workspace/open-workspace.js';
+import type { Workspace } from '../workspace/workspace.js';
 
 /** commander's collector for a repeatable `--dir`. */
 export function collectDir(value: string, previous: string[] | string | undefined): string[] {
@@ -75,4 +79,37 @@ export async function readWorkspaceFile(file: string): Promise<WorkspaceBacklog[
     if (e.name !== undefined && typeof e.name !== 'string') throw bad(`entry ${i + 1}: name is not a string`);
     return { dir: resolve(base, e.dir), ...(e.name ? { name: e.name } : {}) };
   });
+}
+
+/** The workspace the options name (problems printed as warnings), or undefined for one backlog. */
+export async function openCliWorkspace(
+  dirs: string[] | string | undefined,
+  file: string | undefined,
+  embeddings: string | undefined,
+): Promise<Workspace | undefined> {
+  const backlogs = await workspaceSpec(dirs, file);
+  if (!backlogs) return undefined;
+  const ws = await openWorkspace({
+    backlogs,
+    embeddings: embeddings as EmbeddingProvider | undefined,
+    embedMissing: 'never',
+  });
+  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  return ws;
+}
+
+/** `--project` as a request option; on a single backlog it is checked against its name, then dropped. */
+export function projectOf(target: BacklogService | Workspace, o: { project?: string }): { project?: string } {
+  if (!o.project || 'projects' in target) return o.project ? { project: o.project } : {};
+  const names = o.project.split(',').map((s) => s.trim().toLowerCase());
+  if (!names.includes('*') && !names.includes(projectSlug(target.projectName)))
+    throw new BacklogError(
+      'INVALID_FILTER',
+      `project: no project "${o.project}"`,
+      `Use ${target.projectName}, or * for all.`,
+      {
+        field: 'project',
+      },
+    );
+  return {};
 }
