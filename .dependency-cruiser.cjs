@@ -1,6 +1,6 @@
 /**
  * The layering of src/ (docs/architecture.md), checked by `npm run lint`:
- *   storage  <-  search, embeddings  <-  service  <-  surfaces (mcp, http, cli, the library's index.ts)
+ *   storage  <-  search, embeddings  <-  service  <-  workspace  <-  surfaces (mcp, http, cli, the library's index.ts)
  * errors.ts and version.ts sit below everything; eval/ measures the search layer and is used by the CLI.
  */
 module.exports = {
@@ -38,6 +38,21 @@ module.exports = {
       severity: 'error',
       comment: 'service/ is what every surface calls; it never imports one.',
       from: { path: '^src/service/' },
+      to: { path: '^src/(mcp|http|cli)/' },
+    },
+    {
+      name: 'workspace-above-the-service',
+      severity: 'error',
+      comment:
+        'workspace/ holds one BacklogService per backlog and merges their answers; nothing below it imports it, and it imports no surface.',
+      from: { path: '^src/(storage|search|embeddings|eval|service)/' },
+      to: { path: '^src/workspace/' },
+    },
+    {
+      name: 'workspace-below-the-surfaces',
+      severity: 'error',
+      comment: 'workspace/ is called by the surfaces, never the reverse.',
+      from: { path: '^src/workspace/' },
       to: { path: '^src/(mcp|http|cli)/' },
     },
     {

@@ -7,6 +7,9 @@ export type ErrorCode =
   | 'INPUT_TOO_LARGE'
   | 'FORBIDDEN_PATH'
   | 'NOT_FOUND'
+  | 'AMBIGUOUS_ID'
+  | 'PROJECT_REQUIRED'
+  | 'NOT_A_BACKLOG'
   | 'CONFLICT'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
@@ -22,6 +25,9 @@ export const ERROR_CODES = [
   'INPUT_TOO_LARGE',
   'FORBIDDEN_PATH',
   'NOT_FOUND',
+  'AMBIGUOUS_ID',
+  'PROJECT_REQUIRED',
+  'NOT_A_BACKLOG',
   'CONFLICT',
   'UNAUTHORIZED',
   'FORBIDDEN',
@@ -82,6 +88,22 @@ export const errors = {
       'UNAUTHORIZED',
       message,
       'Send the header `Authorization: Bearer <token>` with the token the server was started with (--token or BACKLOG_TOKEN); in the viewer, open the URL the server printed (it ends in #token=...).',
+    ),
+  /** A workspace (several backlogs): a bare id that several projects have. */
+  ambiguousId: (id: string, candidates: string[]) =>
+    new BacklogError(
+      'AMBIGUOUS_ID',
+      `"${id}" is an id in ${candidates.length} projects: ${candidates.join(', ')}`,
+      `Pass one of the qualified ids (${candidates.join(', ')}), or set project.`,
+      { id, candidates },
+    ),
+  /** A workspace: a write with more than one project in scope. */
+  projectRequired: (projects: string[]) =>
+    new BacklogError(
+      'PROJECT_REQUIRED',
+      `this write could go to ${projects.length} projects: ${projects.join(', ')}`,
+      `Pass project, one of: ${projects.join(', ')}.`,
+      { field: 'project', projects },
     ),
   internal: (message: string) =>
     new BacklogError('INTERNAL', message, 'This is a bug; run `backlog-search diagnostics` and report it.'),

@@ -41,3 +41,17 @@ export type { Snippet } from './search/snippet.js';
 export { BacklogError, isBacklogError, type ErrorCode } from './errors.js';
 export type { BacklogItem, Diagnostic, ItemType, TaskState } from './storage/types.js';
 export { DEMO_BACKLOG_DIR } from './storage/demo.js';
+export {
+  openWorkspace,
+  closeWorkspace,
+  type OpenWorkspaceOptions,
+  type WorkspaceBacklog,
+} from './workspace/open-workspace.js';
+export {
+  Workspace,
+  type WorkspaceProject,
+  type ProjectProblem,
+  type ProjectOption,
+  type WithProject,
+} from './workspace/workspace.js';
+export { qualify, parseQualified } from './workspace/ids.js';

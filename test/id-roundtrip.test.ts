@@ -14,7 +14,9 @@ import { createMcpServer } from '../src/mcp/server.js';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { RESOURCE_URI_PREFIX } from '../src/storage/parse.js';
-import { BACKLOG_MD_DIR, tempBacklog } from './helpers.js';
+import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
+import type { Workspace } from '../src/workspace/workspace.js';
+import { BACKLOG_MD_DIR, BACKLOG_MD_FIXTURE, DEMO_DIR, tempBacklog } from './helpers.js';
 
 let service: BacklogService;
 let cleanup: () => Promise<void>;
@@ -162,4 +164,78 @@ describe('every id any surface returns is accepted by every surface that takes o
       },
     );
   }, 30_000);
+});
+
+/**
+ * A workspace (#22): the Backlog.md excerpts twice (every bare id in two projects) and the demo. Every
+ * qualified id or URI search, list and get return is accepted by get, as returned, in lower case, with a
+ * bare number, %-encoded, as `<project>:<uri>` and as `<project>:<path>`, and names the same item.
+ */
+describe('in a workspace, every qualified id returned is accepted back', () => {
+  let ws: Workspace;
+  const cleanups: Array<() => Promise<void>> = [];
+  const wsRefs: Array<{ ref: string; path: string; project: string }> = [];
+
+  beforeAll(async () => {
+    const dirs: string[] = [];
+    for (const source of [BACKLOG_MD_FIXTURE, BACKLOG_MD_FIXTURE, DEMO_DIR]) {
+      const t = await tempBacklog(source);
+      dirs.push(t.dir);
+      cleanups.push(t.cleanup);
+    }
+    ws = await openWorkspace({ backlogs: dirs.map((dir) => ({ dir })), embeddings: 'none', cacheDir: false });
+    const add = (r: { id: string; path: string; project?: string }) =>
+      wsRefs.push({ ref: r.id, path: r.path, project: r.project! });
+    for (const query of [...QUERIES, 'task', 'sync']) {
+      const res = await ws.searchUnified(query, { limit: 50, include_related: true });
+      res.results.forEach(add);
+      (res.related ?? []).forEach(add);
+    }
+    ws.list({ state: 'all', limit: 1000 }).results.forEach(add);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (ws) await closeWorkspace(ws);
+    for (const c of cleanups) await c();
+  });
+
+  function wsSpellings(r: { ref: string; path: string; project: string }): string[] {
+    const out = [r.ref, `${r.project}:${r.path}`];
+    if (r.ref.startsWith(RESOURCE_URI_PREFIX)) {
+      const local = r.ref.slice(RESOURCE_URI_PREFIX.length + r.project.length + 1);
+      out.push(`${r.project}:${RESOURCE_URI_PREFIX}${local}`);
+      out.push(RESOURCE_URI_PREFIX + r.project + '/' + local.split('/').map(encodeURIComponent).join('/'));
+    } else {
+      out.push(r.ref.toLowerCase(), r.ref.toUpperCase().replace(r.project.toUpperCase(), r.project));
+      const n = /:BACK-(\d+(?:\.\d+)*)$/i.exec(r.ref);
+      if (n) out.push(`${r.project}:${n[1]}`);
+    }
+    return [...new Set(out)];
+  }
+
+  it('covers every project, URIs and bare numbers', () => {
+    expect(new Set(wsRefs.map((r) => r.project)).size).toBe(3);
+    expect(wsRefs.some((r) => r.ref.startsWith(RESOURCE_URI_PREFIX))).toBe(true);
+    expect(wsRefs.some((r) => /:BACK-\d/.test(r.ref))).toBe(true);
+    // The same bare id is in two projects: only the qualified form names one.
+    expect(ws.resolve('BACK-222')).toBeUndefined();
+  });
+
+  it('get accepts each spelling and names the same item', async () => {
+    const sample = fc
+      .constantFrom(...wsRefs)
+      .chain((r) => fc.tuple(fc.constant(r), fc.constantFrom(...wsSpellings(r))));
+    fc.assert(
+      fc.property(sample, ([r, spelled]) => {
+        const item = ws.get(spelled);
+        expect(item.id, spelled).toBe(r.ref);
+        expect(item.project).toBe(r.project);
+        expect(item.path).toBe(r.path);
+      }),
+      {
+        numRuns: Number(process.env.FC_RUNS ?? 300),
+        seed: Number(process.env.FC_SEED ?? Date.now() % 2 ** 31),
+      },
+    );
+  });
 });

@@ -15,9 +15,24 @@ import { LIST_SORTS } from '../service/list-sort.js';
 // service, `get` and a lexical `search` none of the HTTP server, the MCP server or the embedding runtime.
 const backlog = () => import('../service/open-backlog.js');
 const formats = () => import('./format.js');
+const cliWorkspace = () => import('./workspace.js');
+import type { Workspace } from '../workspace/workspace.js';
+
+/** commander's collector for a repeatable `--dir` (several backlogs: a workspace, docs/workspace.md). */
+function collectDir(value: string, previous: string[] | string | undefined): string[] {
+  return [...(previous === undefined ? [] : [previous].flat()), value];
+}
+
+/** Whether the options may name several backlogs (cli/workspace.ts decides; it is loaded only then). */
+function mayBeWorkspace(dir: string[] | string | undefined, workspace: string | undefined): boolean {
+  const dirs = dir === undefined ? [] : [dir].flat();
+  return workspace !== undefined || dirs.length > 1 || dirs.some((d) => d.includes('='));
+}
 
 interface GlobalOptions {
-  dir?: string;
+  /** Repeatable (several backlogs: a workspace, docs/workspace.md). */
+  dir?: string | string[];
+  workspace?: string;
   color?: boolean;
   embeddings?: string;
   memoryBudget?: number;
@@ -64,11 +79,18 @@ async function begin(
   kind: OpenKind,
   watch: boolean,
 ): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
-  const { dir, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+  const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
+  if (mayBeWorkspace(dir, workspace) && (await (await cliWorkspace()).workspaceSpec(dir, workspace)))
+    throw new BacklogError(
+      'INVALID_INPUT',
+      `${cmd.name()} serves one backlog; several were given (--dir repeated, NAME=PATH or --workspace)`,
+      'search, list and get take several backlogs; give this command one --dir (docs/workspace.md).',
+      { field: 'dir' },
+    );
   const { beginOpenBacklog } = await backlog();
   const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;
   const begun = await beginOpenBacklog({
-    dir: await resolveDir(dir),
+    dir: await resolveDir([dir ?? []].flat()[0]),
     onProgress: bar?.update,
     onEmbedProgress: bar ? (done, total) => bar.update('embed', done, total) : undefined,
     watch,
@@ -82,6 +104,27 @@ async function begin(
   });
   if (bar) begun.opened = begun.opened.finally(() => bar.stop());
   return begun;
+}
+
+/** search, list and get: the one backlog as before, or a workspace when several are given (docs/workspace.md). */
+async function openMany(cmd: Command): Promise<BacklogService | Workspace> {
+  const { dir, embeddings, workspace } = cmd.optsWithGlobals<GlobalOptions>();
+  const ws = mayBeWorkspace(dir, workspace)
+    ? await (
+        await cliWorkspace()
+      ).openCliWorkspace(dir, workspace, cmd.name() === 'search' ? embeddings : 'none')
+    : undefined;
+  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup');
+  oneShots.push(...ws.projects.map((p) => p.service));
+  return ws;
+}
+
+/** `--project` as a request option (checked against a single backlog's name, then dropped). */
+async function projectOption(
+  target: BacklogService | Workspace,
+  o: { project?: string },
+): Promise<{ project?: string }> {
+  return o.project ? (await cliWorkspace()).projectOf(target, o) : {};
 }
 
 function filterOptions(cmd: Command): Command {
@@ -100,7 +143,8 @@ function filterOptions(cmd: Command): Command {
     .option('--author <authors>', 'any of these authors')
     .option('--path <globs>', 'file paths or globs relative to the backlog root')
     .option('--folder <folders>', 'folders relative to the backlog root')
-    .option('--file-type <exts>', 'extensions without the dot');
+    .option('--file-type <exts>', 'extensions without the dot')
+    .option('--project <names>', 'with several backlogs: these projects only (comma-separated; * for all)');
 }
 
 /** The filter flags given, by their names on the command line (for "Nothing matched --type epic"). */
@@ -147,7 +191,12 @@ export function buildProgram(): Command {
   const program = new Command('backlog-search')
     .description('Search a backlog of markdown tasks, epics and documents.')
     .version(VERSION, '-V, --version')
-    .option('-d, --dir <path>', 'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog)')
+    .option(
+      '-d, --dir <path>',
+      'backlog folder (default: $BACKLOG_DIR, ./backlog, else the demo backlog); repeat it, or NAME=PATH, for several',
+      collectDir,
+    )
+    .option('--workspace <file>', 'a YAML file listing several backlogs (docs/workspace.md)')
     .addOption(
       new Option(
         '-e, --embeddings <provider>',
@@ -184,11 +233,13 @@ export function buildProgram(): Command {
     .option('--scores', 'include scores')
     .option('--json', 'print JSON')
     .action(async (words: string[], o, cmd: Command) => {
-      const service = await open(cmd);
+      const service = await openMany(cmd);
       // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
-      await service.semanticReady();
+      for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
+        await s.semanticReady();
       const res = await service.searchUnified(words.join(' '), {
         ...filtersFrom(o),
+        ...(await projectOption(service, o)),
         sort: o.sort,
         limit: o.limit,
         offset: o.offset,
@@ -209,10 +260,12 @@ export function buildProgram(): Command {
     .command('get')
     .description('show items by id, resource URI or path')
     .argument('<ids...>')
+    .option('--project <names>', 'with several backlogs: where a bare id is looked up')
     .option('--json', 'print JSON')
     .action(async (ids: string[], o, cmd: Command) => {
-      const service = await open(cmd, 'lookup');
-      const entries = service.get(ids);
+      const service = await openMany(cmd);
+      const entries =
+        'projects' in service ? service.get(ids, await projectOption(service, o)) : service.get(ids);
       const { formatGet } = await formats();
       await print(
         o.json,
@@ -238,8 +291,14 @@ export function buildProgram(): Command {
     .option('--offset <n>', 'skip this many items', '0')
     .option('--json', 'print JSON')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd, 'lookup');
-      const res = service.list({ ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset });
+      const service = await openMany(cmd);
+      const res = service.list({
+        ...filtersFrom(o),
+        ...(await projectOption(service, o)),
+        sort: o.sort,
+        limit: o.limit,
+        offset: o.offset,
+      });
       const { formatList } = await formats();
       const flags = await filterFlags(o);
       await print(o.json, res, (style) => formatList(res, style, flags, Number(o.offset)), cmd);

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
 import { describeEmbedder, type DescribedEmbedder } from './resolve.js';
+import type { SharedEmbeddingPool } from './shared-pool.js';
 import { SemanticIndex, type IndexEmbedder } from './semantic-index.js';
 import type { EmbedKind, EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
@@ -41,6 +42,8 @@ export interface SemanticOptions {
   /** RSS (MB) the initial embedding plans to stay under when it picks its workers (default 400). */
   memoryBudgetMb?: number;
   onProgress?: (done: number, total: number) => void;
+  /** A pool shared with other backlogs (a workspace): acquired instead of started, released on close. */
+  sharedPool?: SharedEmbeddingPool;
 }
 
 export interface SemanticStatus {
@@ -228,20 +231,25 @@ export class SemanticSearch implements VectorRetriever {
       if (described) return this.runFromCache(items, described, this.options.cacheDir);
     }
     const rssBefore = process.memoryUsage.rss();
-    const started = await EmbeddingPool.start({
-      provider: this.options.provider,
-      workers: 1,
-      transformers: this.options.transformers,
-    });
+    const shared = this.options.sharedPool;
+    const started = shared
+      ? await shared.acquire()
+      : await EmbeddingPool.start({
+          provider: this.options.provider,
+          workers: 1,
+          transformers: this.options.transformers,
+        });
     this.status.warnings.push(...started.warnings);
     if (!started.embedder || this.closed) {
-      await started.embedder?.close();
+      if (shared) await shared.release(this);
+      else await started.embedder?.close();
       this.status.state = 'off';
       return;
     }
     this.pool = started.embedder;
     this.status.provider = started.embedder.provider;
-    const workerMb = Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
+    // A shared pool's model was loaded by whichever backlog came first: plan with what that cost.
+    const workerMb = shared ? shared.loadMb : Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
     // 11.8 MB, about 5x the text; the issue allows .cache/ 3x); worst cosine error measured 5.8e-4.
     this.cache = this.options.cacheDir
@@ -272,7 +280,8 @@ export class SemanticSearch implements VectorRetriever {
     const many = missing > 200 && mode !== 'never' ? await this.buildWorkers(workerMb) : 1;
     this.status.buildWorkers = missing > 0 && mode !== 'never' ? many : 0;
     const grow = many > 1;
-    const growing = grow ? this.pool.resize(many) : undefined;
+    const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
+    const growing = grow ? resize(many) : undefined;
     try {
       if (mode === 'wait' || missing === 0) {
         await this.enqueue(() => index.upsert(docs, progress(0)));
@@ -291,7 +300,7 @@ export class SemanticSearch implements VectorRetriever {
       }
     } finally {
       await growing;
-      if (grow) await this.pool?.resize(1);
+      if (grow) await resize(1);
       this.embedding = false;
     }
     this.live.clear();
@@ -589,7 +598,10 @@ export class SemanticSearch implements VectorRetriever {
     if (this.closed) return;
     await this.flush();
     this.closed = true;
-    await this.pool?.close();
+    if (this.options.sharedPool) {
+      // Acquired (this.pool set) or about to be: run() releases it when it sees `closed`.
+      if (this.pool) await this.options.sharedPool.release(this);
+    } else await this.pool?.close();
     this.pool = null;
   }
 }

@@ -487,7 +487,7 @@ export class BacklogService {
 }
 
 /** The filters of a request, as the search takes them (the one schema has already typed them). */
-function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[] }): SearchFilters {
+export function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[] }): SearchFilters {
   const { types, status, parent_id, tags, author, path, folder, file_type } = opts;
   const state = opts.state?.includes('all') ? undefined : (opts.state as TaskState[] | undefined);
   return { types, status, state, parent_id, tags, author, path, folder, file_type };

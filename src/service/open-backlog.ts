@@ -11,6 +11,7 @@ import type { Limits } from './limits.js';
 import type { BacklogWatcher, WatchOptions } from './watcher.js';
 import { parseLanguagesSetting, readBacklogLanguages } from './backlog-settings.js';
 import { removeWriteLeftovers } from '../storage/write-file.js';
+import type { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
 
 export interface OpenBacklogOptions {
   /** Backlog root; default `BACKLOG_DIR` or `./backlog`. */
@@ -78,6 +79,8 @@ export interface OpenBacklogOptions {
    * whose owner process is gone) before reading it (default true; live writers' files are kept).
    */
   removeLeftovers?: boolean;
+  /** One embedding pool for several backlogs (openWorkspace passes it): the model is loaded once. */
+  sharedEmbeddingPool?: SharedEmbeddingPool;
 }
 
 export function defaultBacklogDir(): string {
@@ -139,6 +142,7 @@ export async function beginOpenBacklog(
       embedMissing: options.embedMissing ?? 'background',
       transformers: options.transformers,
       onProgress: options.onEmbedProgress,
+      ...(options.sharedEmbeddingPool ? { sharedPool: options.sharedEmbeddingPool } : {}),
       ...(options.embeddingWorkers !== undefined ? { workers: options.embeddingWorkers } : {}),
       // Checked only where it decides something.
       ...(provider !== 'none' && options.embeddingWorkers === undefined

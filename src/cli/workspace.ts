@@ -1,0 +1,115 @@
+/**
+ * Several backlogs on the command line (docs/workspace.md): `--dir` repeated, `--dir NAME=PATH` to name
+ * one, or `--workspace FILE` (YAML). One plain `--dir` stays the single-backlog path of every command.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { BacklogError } from '../errors.js';
+import type { EmbeddingProvider } from '../embeddings/types.js';
+import type { BacklogService } from '../service/backlog-service.js';
+import { projectSlug } from '../workspace/ids.js';
+import { openWorkspace, type WorkspaceBacklog } from '../workspace/open-workspace.js';
+import type { Workspace } from '../workspace/workspace.js';
+
+/** commander's collector for a repeatable `--dir`. */
+export function collectDir(value: string, previous: string[] | string | undefined): string[] {
+  return [...(previous === undefined ? [] : [previous].flat()), value];
+}
+
+/** `NAME=PATH` -> { name, dir }; a plain path -> { dir }. A `=` inside a path after a `/` stays in the path. */
+export function parseDirArg(arg: string): WorkspaceBacklog {
+  const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/.exec(arg);
+  return m ? { name: m[1], dir: resolve(m[2]) } : { dir: resolve(arg) };
+}
+
+/**
+ * The backlogs of a workspace when the command line asks for one (several `--dir`, a named `--dir`, or a
+ * workspace file); undefined for the single-backlog path (no `--dir`, or one plain `--dir`).
+ */
+export async function workspaceSpec(
+  dirs: string[] | string | undefined,
+  file: string | undefined,
+): Promise<WorkspaceBacklog[] | undefined> {
+  const given = dirs === undefined ? [] : [dirs].flat();
+  const fromFile = file ? await readWorkspaceFile(file) : [];
+  if (fromFile.length === 0 && given.length <= 1 && !given.some((d) => parseDirArg(d).name)) return undefined;
+  return [...fromFile, ...given.map(parseDirArg)];
+}
+
+/**
+ * A workspace file:
+ *   backlogs:
+ *     - dir: ../api/backlog        # relative to the file's folder
+ *       name: api                  # optional
+ *     - ../web                     # a repository: its backlog/ folder
+ */
+export async function readWorkspaceFile(file: string): Promise<WorkspaceBacklog[]> {
+  const path = resolve(file);
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new BacklogError(
+      'NOT_FOUND',
+      `workspace file not found: ${path} (${err.code})`,
+      'Check the path given to --workspace.',
+      {
+        field: 'workspace',
+      },
+    );
+  });
+  const bad = (why: string) =>
+    new BacklogError(
+      'INVALID_INPUT',
+      `workspace file ${path}: ${why}`,
+      'Write `backlogs:` followed by a list of folders, each a path or `{dir: PATH, name: NAME}` (docs/workspace.md).',
+      { field: 'workspace' },
+    );
+  let data: unknown;
+  try {
+    data = parse(text, { maxAliasCount: 10 });
+  } catch (err) {
+    throw bad(`not YAML (${(err as Error).message.split('\n')[0]})`);
+  }
+  const list = (data as { backlogs?: unknown } | null)?.backlogs;
+  if (!Array.isArray(list) || list.length === 0) throw bad('no `backlogs:` list');
+  const base = dirname(path);
+  return list.map((entry, i): WorkspaceBacklog => {
+    if (typeof entry === 'string') return { dir: resolve(base, entry) };
+    const e = entry as { dir?: unknown; name?: unknown };
+    if (typeof e?.dir !== 'string') throw bad(`entry ${i + 1} has no dir`);
+    if (e.name !== undefined && typeof e.name !== 'string') throw bad(`entry ${i + 1}: name is not a string`);
+    return { dir: resolve(base, e.dir), ...(e.name ? { name: e.name } : {}) };
+  });
+}
+
+/** The workspace the options name (problems printed as warnings), or undefined for one backlog. */
+export async function openCliWorkspace(
+  dirs: string[] | string | undefined,
+  file: string | undefined,
+  embeddings: string | undefined,
+): Promise<Workspace | undefined> {
+  const backlogs = await workspaceSpec(dirs, file);
+  if (!backlogs) return undefined;
+  const ws = await openWorkspace({
+    backlogs,
+    embeddings: embeddings as EmbeddingProvider | undefined,
+    embedMissing: 'never',
+  });
+  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  return ws;
+}
+
+/** `--project` as a request option; on a single backlog it is checked against its name, then dropped. */
+export function projectOf(target: BacklogService | Workspace, o: { project?: string }): { project?: string } {
+  if (!o.project || 'projects' in target) return o.project ? { project: o.project } : {};
+  const names = o.project.split(',').map((s) => s.trim().toLowerCase());
+  if (!names.includes('*') && !names.includes(projectSlug(target.projectName)))
+    throw new BacklogError(
+      'INVALID_FILTER',
+      `project: no project "${o.project}"`,
+      `Use ${target.projectName}, or * for all.`,
+      {
+        field: 'project',
+      },
+    );
+  return {};
+}

@@ -1,0 +1,75 @@
+/**
+ * One search over several backlogs: each backlog answers with its own filters and its own index (its
+ * corpus statistics rank its own documents), then the answers are merged here. How scores compare across
+ * backlogs (docs/workspace.md measures both on the judged dev set):
+ *  - `bound` (default): a bm25 score over its backlog's upper bound for the query (the best score any of
+ *    its documents could reach: every query term saturated), so a document that matches the query weakly
+ *    stays weak whichever backlog it is in; hybrid scores are already on that scale (hybrid.ts).
+ *    A query word the backlog does not have counts in its bound at the idf of a word no document has:
+ *    LexicalIndex.upperBound leaves such words out, which would let a small backlog's match of the
+ *    query's common words alone score as if it matched the whole query.
+ *  - `rrf`: reciprocal-rank fusion of the per-backlog lists (as backlog-mcp fuses its homes).
+ */
+import { idf } from '../search/bm25.js';
+import type { OramaSearchService } from '../search/orama-search-service.js';
+import type { SearchResult } from '../search/types.js';
+
+export const WORKSPACE_FUSIONS = ['bound', 'rrf'] as const;
+export type WorkspaceFusion = (typeof WORKSPACE_FUSIONS)[number];
+
+/** RRF's k (Cormack et al. 2009). */
+const RRF_K = 60;
+
+/** A result of one backlog, with what the merge orders it by. */
+export interface Ranked<T = SearchResult> {
+  project: number;
+  rank: number;
+  key: number;
+  result: T;
+}
+
+/**
+ * The merge key of each result of one backlog's list: `upperBound` is that backlog's bound for the query
+ * (bm25 only; 0 when the mode was not bm25), `routed` the id the query names in that backlog (first).
+ */
+export function rankList<T extends { id: string; score?: number }>(
+  project: number,
+  results: T[],
+  fusion: WorkspaceFusion,
+  opts: { upperBound: number; routed?: string; recentMs?: (id: string) => number },
+): Ranked<T>[] {
+  return results.map((result, rank) => {
+    let key: number;
+    if (opts.recentMs) key = opts.recentMs(result.id);
+    else {
+      const score = result.score ?? 0;
+      key = fusion === 'rrf' ? 1 / (RRF_K + rank + 1) : opts.upperBound > 0 ? score / opts.upperBound : score;
+      // The item the query names by id leads its own list; it leads the merged one too.
+      if (rank === 0 && opts.routed !== undefined && result.id === opts.routed) key += 1_000;
+    }
+    return { project, rank, key, result };
+  });
+}
+
+/** All lists in one order: key, then rank in its own list, then the project's order. */
+export function mergeRanked<T>(lists: Ranked<T>[][]): Ranked<T>[] {
+  return lists.flat().sort((a, b) => b.key - a.key || a.rank - b.rank || a.project - b.project);
+}
+
+/**
+ * The best bm25 score a document of this backlog could reach for the whole query: each distinct word's
+ * own bound, or, for a word no document has, (k1 + 1) times the idf of a word in no document.
+ */
+export function workspaceBound(index: OramaSearchService, text: string): number {
+  const absent = idf(index.size, 0) * (index.settings.k1 + 1);
+  const seen = new Set<string>();
+  let sum = 0;
+  for (const run of index.analyzer.runs(text)) {
+    const word = text.slice(run.start, run.end);
+    const key = index.analyzer.queryTerms(word).join('\u0000');
+    if (!key || seen.has(key)) continue; // a stop-word, or a word counted already
+    seen.add(key);
+    sum += index.upperBound(word) || absent;
+  }
+  return sum;
+}

@@ -1,0 +1,184 @@
+/**
+ * openWorkspace: several backlog folders in one process (docs/workspace.md). Each is opened by
+ * `openBacklog` with the shared options, into its own BacklogService (its files, ids, config, cache,
+ * diagnostics and watcher); a folder that is missing, unreadable or not a backlog is reported with a
+ * code in `problems`, and the others are served.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { BacklogError, isBacklogError } from '../errors.js';
+import type { BacklogService } from '../service/backlog-service.js';
+import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
+import { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
+import type { EmbeddingProvider } from '../embeddings/types.js';
+import { PROJECT_NAME, projectSlug } from './ids.js';
+import type { WorkspaceFusion } from './merge.js';
+import type { ProjectProblem, WorkspaceProject } from './types.js';
+import { Workspace } from './workspace.js';
+
+export interface WorkspaceBacklog {
+  /** The backlog folder, or a repository whose `backlog/` folder is the backlog. */
+  dir: string;
+  /** Default: Backlog.md's `project_name`, else the folder above `backlog/`; made unique (`-2`, ...). */
+  name?: string;
+}
+
+export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
+  backlogs: WorkspaceBacklog[];
+  /** How scores of different backlogs are compared (merge.ts; default `bound`). */
+  fusion?: WorkspaceFusion;
+}
+
+/**
+ * Opens every backlog (at the same time) and resolves to a Workspace. Throws only when none could be
+ * opened (the first backlog's error, with every problem in `details.problems`).
+ */
+export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Workspace> {
+  const { backlogs, fusion, ...shared } = options;
+  if (backlogs.length === 0)
+    throw new BacklogError(
+      'INVALID_INPUT',
+      'a workspace needs at least one backlog',
+      'Pass backlogs: [{ dir }].',
+      {
+        field: 'backlogs',
+      },
+    );
+  const explicit = new Set<string>();
+  for (const b of backlogs) {
+    if (b.name === undefined) continue;
+    const name = b.name.toLowerCase();
+    if (!PROJECT_NAME.test(name))
+      throw new BacklogError(
+        'INVALID_INPUT',
+        `project name "${b.name}" cannot be used`,
+        'Use letters, digits, ".", "_" and "-" (no ":" or "/": qualified ids use them), e.g. my-repo.',
+        { field: 'name' },
+      );
+    if (explicit.has(name))
+      throw new BacklogError(
+        'INVALID_INPUT',
+        `two backlogs are named "${name}"`,
+        'Give each a name of its own.',
+        {
+          field: 'name',
+        },
+      );
+    explicit.add(name);
+  }
+  const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  // One model for every backlog (embeddings/shared-pool.ts); each keeps its own cache and vectors.
+  const provider =
+    shared.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
+  if (provider !== 'none' && !shared.sharedEmbeddingPool)
+    shared.sharedEmbeddingPool = new SharedEmbeddingPool({ provider, transformers: shared.transformers });
+  // One after the other: opened together, each one's background work (snippet bodies, word-pair filters)
+  // slows the others' restore (10 backlogs of 697 files: 58 s together against 14 s in turn, on 2 busy cores).
+  const opened: Opened[] = [];
+  for (const b of backlogs) opened.push(await openOne(b, shared, cacheRoot));
+  const taken = new Set(explicit);
+  const unique = (wanted: string, own: boolean) => {
+    if (own) return wanted;
+    let name = wanted;
+    for (let i = 2; taken.has(name); i++) name = `${wanted}-${i}`;
+    taken.add(name);
+    return name;
+  };
+  const projects: WorkspaceProject[] = [];
+  const problems: ProjectProblem[] = [];
+  for (const o of opened) {
+    const own = o.b.name !== undefined;
+    if ('error' in o && o.error) {
+      const name = unique(own ? o.b.name!.toLowerCase() : projectSlug(folderName(o.dir)), own);
+      problems.push({ name, dir: o.dir, code: o.error.code, message: o.error.message, hint: o.error.hint });
+      continue;
+    }
+    const service = o.service!;
+    projects.push({
+      name: unique(own ? o.b.name!.toLowerCase() : projectSlug(service.projectName), own),
+      dir: o.dir,
+      service,
+    });
+  }
+  if (projects.length === 0) {
+    const first = opened[0] as { error: BacklogError };
+    throw new BacklogError(first.error.code, first.error.message, first.error.hint, {
+      ...first.error.details,
+      problems,
+    });
+  }
+  return new Workspace(projects, problems, fusion);
+}
+
+type Opened = { b: WorkspaceBacklog; dir: string; service?: BacklogService; error?: BacklogError };
+
+async function openOne(
+  b: WorkspaceBacklog,
+  shared: Omit<OpenBacklogOptions, 'dir'>,
+  cacheRoot: string | false | undefined,
+): Promise<Opened> {
+  const asked = resolve(b.dir);
+  try {
+    const dir = await backlogFolder(asked);
+    // A shared cache folder gets one subfolder per backlog, so that no two write the same index.
+    const hash = createHash('sha256').update(dir).digest('hex').slice(0, 8);
+    const cacheDir =
+      typeof cacheRoot === 'string' ? join(cacheRoot, `${projectSlug(folderName(dir))}-${hash}`) : cacheRoot;
+    return { b, dir, service: await openBacklog({ ...shared, dir, cacheDir }) };
+  } catch (err) {
+    return { b, dir: asked, error: isBacklogError(err) ? err : unreadable(asked, err) };
+  }
+}
+
+/** Stops every backlog's watcher and writes what is pending. */
+export async function closeWorkspace(ws: Workspace): Promise<void> {
+  await Promise.all(ws.projects.map((p) => closeBacklog(p.service)));
+}
+
+/**
+ * The backlog folder `dir` names: itself when it is one (a `config.yml` or a `tasks/` folder), else its
+ * `backlog/` folder (a repository); NOT_FOUND when it does not exist, NOT_A_BACKLOG when it holds neither.
+ */
+export async function backlogFolder(dir: string): Promise<string> {
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory())
+    throw new BacklogError(
+      'NOT_FOUND',
+      `Backlog folder not found: ${dir}`,
+      'Check the path (--dir, or the workspace file).',
+      {
+        dir,
+      },
+    );
+  const names = await readdir(dir);
+  if (names.includes('config.yml') || names.includes('tasks')) return dir;
+  const inner = join(dir, 'backlog');
+  if ((await stat(inner).catch(() => null))?.isDirectory()) return inner;
+  throw new BacklogError(
+    'NOT_A_BACKLOG',
+    `${dir} is not a backlog: it has no config.yml, no tasks/ folder and no backlog/ folder`,
+    'Point at the backlog folder itself (the one with tasks/ or, in a Backlog.md project, config.yml), or at the repository that holds it.',
+    { dir },
+  );
+}
+
+/** The folder's name as a project name: the repository's for a `backlog/` folder. */
+function folderName(dir: string): string {
+  const folder = basename(dir);
+  return folder.toLowerCase() === 'backlog' ? basename(dirname(dir)) || folder : folder;
+}
+
+function unreadable(dir: string, err: unknown): BacklogError {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EACCES' || code === 'EPERM')
+    return new BacklogError('FORBIDDEN', `cannot read ${dir} (${code})`, "Check the folder's permissions.", {
+      dir,
+    });
+  return new BacklogError(
+    'INTERNAL',
+    `could not open ${dir}: ${(err as Error)?.message ?? String(err)}`,
+    'Run backlog-search diagnostics --dir on that folder alone.',
+    { dir },
+  );
+}
