@@ -12,6 +12,7 @@ import {
   titleMultiplier,
   typeMultiplier,
 } from '../src/search/fusion.js';
+import { DEFAULT_HYBRID_SETTINGS, lexicalWeightFor, type HybridInput } from '../src/search/hybrid.js';
 
 const list = (...pairs: [string, number][]) => pairs.map(([id, score]) => ({ id, score }));
 
@@ -212,5 +213,73 @@ describe('hybridRank edge cases', () => {
     expect(hybridRank(input, settings).map((h) => h.id)).toEqual(['best', 'weak1', 'weak2', 'other']);
     const minmax = hybridRank(input, { ...settings, lexicalNorm: 'minmax' }).map((h) => h.id);
     expect(minmax.indexOf('other')).toBeLessThan(minmax.indexOf('weak1'));
+  });
+});
+
+describe('the vector share per query (HybridSettings.adaptive)', () => {
+  const input = (
+    lexical: [string, number][],
+    upper: number,
+    terms: number,
+    vector: [string, number][] = [],
+  ) =>
+    ({
+      lexical: list(...lexical),
+      vector: list(...vector),
+      lexicalUpperBound: upper,
+      queryTerms: Array.from({ length: terms }, (_, i) => `t${i}`),
+      facts: () => ({ titleTerms: [], idKey: '' }),
+    }) as HybridInput;
+  const share = (i: HybridInput, adaptive: typeof DEFAULT_HYBRID_SETTINGS.adaptive) =>
+    1 - lexicalWeightFor(i, { ...DEFAULT_HYBRID_SETTINGS, adaptive });
+
+  it('fixed: the same share for every query (the default)', () => {
+    expect(DEFAULT_HYBRID_SETTINGS.adaptive).toBe('fixed');
+    expect(share(input([['a', 9]], 10, 5), 'fixed')).toBeCloseTo(0.15);
+    expect(share(input([], 10, 1), 'fixed')).toBeCloseTo(0.15);
+  });
+
+  it('coverage: the better the best word match covers the query, the less the vectors may move', () => {
+    expect(share(input([], 10, 4), 'coverage')).toBeCloseTo(0.15); // no word matched
+    expect(share(input([['a', 5]], 10, 4), 'coverage')).toBeCloseTo(0.075);
+    expect(share(input([['a', 10]], 10, 4), 'coverage')).toBeCloseTo(0);
+    // An expansion can score past the bound: it then counts as full coverage.
+    expect(share(input([['a', 12]], 10, 4), 'coverage')).toBeCloseTo(0);
+  });
+
+  it('short and coverage-short: a query of one or two terms is left to the words', () => {
+    expect(share(input([], 10, 2), 'short')).toBe(0);
+    expect(share(input([], 10, 3), 'short')).toBeCloseTo(0.15);
+    expect(share(input([], 10, 2), 'coverage-short')).toBe(0);
+    expect(share(input([['a', 5]], 10, 3), 'coverage-short')).toBeCloseTo(0.075);
+  });
+
+  it('agreement: the vectors keep their share when their top 10 is the words’ top 10', () => {
+    const same = input(
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+      10,
+      3,
+      [
+        ['a', 0.5],
+        ['b', 0.4],
+      ],
+    );
+    const apart = input(
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+      10,
+      3,
+      [
+        ['x', 0.5],
+        ['y', 0.4],
+      ],
+    );
+    expect(share(same, 'agreement')).toBeCloseTo(0.15);
+    expect(share(apart, 'agreement')).toBeCloseTo(0);
   });
 });

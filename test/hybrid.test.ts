@@ -137,6 +137,13 @@ describe('hybrid search with the bundled model', () => {
     expect((await service.searchUnified('offline sync')).search_mode).toBe('hybrid');
   });
 
+  it('says how much the vectors could move each hybrid answer (vector_weight)', async () => {
+    // The default (fixed) share for every hybrid answer; none for bm25.
+    expect((await service.searchUnified('cannot log into my account')).vector_weight).toBe(0.15);
+    expect((await service.searchUnified('dark theme')).vector_weight).toBe(0.15);
+    expect((await service.searchUnified('dark theme', { mode: 'bm25' })).vector_weight).toBeUndefined();
+  });
+
   it('an English-only model is not asked about queries in other languages written in Latin script', async () => {
     // Each about this backlog's sign-in task; the model would map the words it cannot read to something.
     // Only word matches come back (`Passwort` is a typo away from `password`), none by meaning.

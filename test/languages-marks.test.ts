@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { markedDataset, markedSets } from '../bench/plain-folding.js';
 import { oramaServiceRetriever, runEval } from '../src/eval/run-eval.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 
 // Short documents written for issue #24 in languages whose marks tell words apart.
 const sets = markedSets();
+// Each index asks the language detector in a worker thread: seconds under load.
+vi.setConfig({ testTimeout: 180_000 });
 
 async function indexOf(language: string): Promise<OramaSearchService> {
   const svc = new OramaSearchService();
@@ -74,6 +76,23 @@ describe('languages the analyzer has no rules for', () => {
     });
     expect(res.results.map((r) => r.id)).toEqual(['B']);
     expect(res.results[0].snippet.text).toContain('giá rẻ');
+  });
+});
+
+describe('prefixes and marks', () => {
+  it('a prefix with a mark completes words written so; one without also completes words with marks', async () => {
+    const svc = new OramaSearchService();
+    await svc.build([
+      { id: 'A', title: 'Café opening', body: 'The café opens at nine.' },
+      { id: 'B', title: 'Cafeteria menu', body: 'Lunch in the cafeteria.' },
+    ]);
+    const prefix = (query: string) =>
+      svc
+        .search({ query, limit: 5, matchMode: 'raw' })
+        .hits.map((h) => h.id)
+        .sort();
+    expect(prefix('café*')).toEqual(['A']);
+    expect(prefix('cafe*')).toEqual(['A', 'B']);
   });
 });
 

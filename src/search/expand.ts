@@ -113,6 +113,8 @@ export function prefixGroup(
 ): QueryTermGroup | null {
   if (!prefix) return null;
   const words = vocab.startingWith(prefix, fields);
+  // A prefix typed without marks also completes words written with them (their folded twins: `cafe*`, café).
+  if (/^[\p{ASCII}]+$/u.test(prefix)) words.push(...vocab.startingWith(`~${prefix}`, fields));
   if (words.length === 0) return null;
   return {
     alternatives: capByFrequency(

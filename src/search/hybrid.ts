@@ -42,6 +42,13 @@ export interface HybridSettings {
   candidates: number;
   /** Multipliers: title coverage / exact title (off by default), exact id, epic type, recency (off by default). */
   multipliers: { title: boolean; id: boolean; type: boolean; recency: boolean };
+  /**
+   * How much the vectors may move a result, per query (`lexicalWeightFor`): `fixed`, `lexicalWeight` for
+   * every query; `coverage`, the vector share shrinks as the best word match covers more of the query;
+   * `short`, no vector share for queries of one or two terms; `agreement`, the vector share scaled by how
+   * many of the lexical top 10 the vector top 10 also has; `coverage-short`, both `coverage` and `short`.
+   */
+  adaptive?: 'fixed' | 'coverage' | 'short' | 'agreement' | 'coverage-short';
 }
 
 export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
@@ -61,7 +68,35 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   // Title off: BM25F's title coverage (SearchSettings.titleCoverage) is already in the lexical score, and
   // applying it twice cost SciFact hybrid 0.7120 -> 0.7071, below bm25's 0.7073 (docs/search.md).
   multipliers: { title: false, id: true, type: true, recency: false },
+  adaptive: 'fixed',
 };
+
+/** The lexical share of the fused score for this query (HybridSettings.adaptive). */
+export function lexicalWeightFor(input: HybridInput, settings: HybridSettings): number {
+  const base = settings.lexicalWeight;
+  const lexical = input.lexical.slice(0, settings.candidates);
+  switch (settings.adaptive) {
+    case 'coverage-short':
+      if (input.queryTerms.length <= 2) return 1;
+    // falls through
+    case 'coverage': {
+      const best = Math.max(0, ...lexical.map((h) => h.score));
+      const upper = Math.max(input.lexicalUpperBound, best);
+      const covered = upper > 0 ? best / upper : 0;
+      return base + (1 - base) * covered;
+    }
+    case 'short':
+      return input.queryTerms.length <= 2 ? 1 : base;
+    case 'agreement': {
+      const top = new Set(lexical.slice(0, 10).map((h) => h.id));
+      if (top.size === 0) return base;
+      const shared = input.vector.slice(0, 10).filter((h) => top.has(h.id)).length;
+      return base + (1 - base) * (1 - shared / Math.min(10, top.size));
+    }
+    default:
+      return base;
+  }
+}
 
 /** What the multipliers need to know about a document. */
 export interface DocFacts {
@@ -118,7 +153,7 @@ export function hybridRank(
           settings.vectorNorm === 'minmax'
             ? minMax(vector.filter((h) => h.score > settings.vectorFloor))
             : cosineToUnit(vector, settings.vectorFloor),
-          { lexical: settings.lexicalWeight },
+          { lexical: lexicalWeightFor(input, settings) },
         );
   const now = input.nowMs ?? Date.now();
   const m = settings.multipliers;

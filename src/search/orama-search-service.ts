@@ -6,7 +6,13 @@
  * at index time (result-store.ts). `query()` answers one validated request; BacklogService.searchUnified
  * is the façade every surface calls.
  */
-import { DEFAULT_HYBRID_SETTINGS, hybridRank, type HybridSettings } from './hybrid.js';
+import {
+  DEFAULT_HYBRID_SETTINGS,
+  hybridRank,
+  lexicalWeightFor,
+  type HybridInput,
+  type HybridSettings,
+} from './hybrid.js';
 import { LexicalIndex, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './lexical-index.js';
 import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
@@ -298,6 +304,7 @@ export class OramaSearchService implements SearchEngine {
     let ranked: RankedHit[];
     let total: number;
     let indexGroups: SearchGroup[] | undefined;
+    let vectorWeight: number | undefined;
 
     if (mode === 'bm25') {
       // The index counts the groups and ranks each in the same pass as the page.
@@ -333,8 +340,8 @@ export class OramaSearchService implements SearchEngine {
         const matched = new Set(lexical.hits.map((h) => h.id));
         vector = vector.filter((v) => matched.has(v.id));
       }
-      ranked =
-        mode === 'semantic' ? vector.map(semanticHit) : this.fuse(q.text, positive, lexical.hits, vector);
+      if (mode === 'semantic') ranked = vector.map(semanticHit);
+      else ({ ranked, vectorWeight } = this.fuse(q.text, positive, lexical.hits, vector));
       total =
         mode === 'semantic'
           ? ranked.length
@@ -360,6 +367,7 @@ export class OramaSearchService implements SearchEngine {
     return this.results.withQuery(queryTerms, (bits) => {
       const toResult = (hit: RankedHit) => this.toResult(hit, bits, queryTerms, q.includeScores);
       const outcome: SearchOutcome = { results: page.map(toResult), total, mode, warnings };
+      if (vectorWeight !== undefined) outcome.vector_weight = Number(vectorWeight.toFixed(4));
       if (suggestions.length) outcome.suggestions = suggestions;
       if (q.offset + page.length < total) outcome.next_offset = q.offset + page.length;
       if (q.groupBy)
@@ -392,32 +400,35 @@ export class OramaSearchService implements SearchEngine {
     });
   }
 
-  /** Hybrid: both lists normalized, fused and multiplied (hybrid.ts). */
-  private fuse(text: string, positive: string, lexical: SearchHit[], vector: Scored[]): RankedHit[] {
+  /** Hybrid: both lists normalized, fused and multiplied (hybrid.ts); and the vector list's share for this query. */
+  private fuse(
+    text: string,
+    positive: string,
+    lexical: SearchHit[],
+    vector: Scored[],
+  ): { ranked: RankedHit[]; vectorWeight: number } {
     const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
     const routed = this.lexical.resolveId(text);
-    const fused = hybridRank(
-      {
-        lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
-        vector,
-        lexicalUpperBound: this.lexical.upperBound(positive),
-        queryTerms: this.analyzer.queryTerms(positive),
-        queryIdKey: routed ? idKey(routed) : undefined,
-        facts: (id) => {
-          const f = this.results.fields(id);
-          return {
-            titleTerms: this.results.titleTerms(id),
-            idKey: idKey(f.id),
-            type: f.type,
-            updatedMs: f.updatedMs,
-            archived: f.state === 'archived',
-          };
-        },
-        archivedWeight: this.lexical.settings.archivedWeight,
+    const input: HybridInput = {
+      lexical: lexical.map((h) => ({ id: h.id, score: h.score })),
+      vector,
+      lexicalUpperBound: this.lexical.upperBound(positive),
+      queryTerms: this.analyzer.queryTerms(positive),
+      queryIdKey: routed ? idKey(routed) : undefined,
+      facts: (id) => {
+        const f = this.results.fields(id);
+        return {
+          titleTerms: this.results.titleTerms(id),
+          idKey: idKey(f.id),
+          type: f.type,
+          updatedMs: f.updatedMs,
+          archived: f.state === 'archived',
+        };
       },
-      this.hybridSettings,
-    );
-    return fused.map((h) => ({
+      archivedWeight: this.lexical.settings.archivedWeight,
+    };
+    const fused = hybridRank(input, this.hybridSettings);
+    const ranked: RankedHit[] = fused.map((h) => ({
       id: h.id,
       score: h.score,
       matched_fields: fields.get(h.id) ?? [],
@@ -425,6 +436,7 @@ export class OramaSearchService implements SearchEngine {
       vector: h.vector,
       match: h.lexical === null ? 'semantic' : h.vector === null ? 'lexical' : 'both',
     }));
+    return { ranked, vectorWeight: 1 - lexicalWeightFor(input, this.hybridSettings) };
   }
 
   /** The filters as a predicate on ids for the vector retriever (undefined: everything passes). */

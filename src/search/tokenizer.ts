@@ -261,9 +261,13 @@ export class TextAnalyzer {
     return term;
   }
 
-  /** Lower-case, normalized for its script (foldWord): a word as indexed, before stemming. */
+  /**
+   * A word as indexed, before stemming: Latin lower-cased with its marks (caseFold), other scripts
+   * folded for their script (foldWord).
+   */
   fold(word: string): string {
-    return foldWord(word);
+    const script = scriptOf(word);
+    return script === 'latin' || this.settings.caseFoldingOnly ? caseFold(word) : foldWord(word, script);
   }
 
   private computeTerm(word: string, script: Script, language: Language | undefined): string {

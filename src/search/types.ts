@@ -202,6 +202,11 @@ export interface SearchOutcome {
   next_offset?: number;
   /** Something the caller should know, e.g. a requested mode that is not available. */
   warnings: string[];
+  /**
+   * Hybrid only: the vector list's share of the fused score for this query, i.e. how much meaning may
+   * move a result (0: the words alone decide; HybridSettings.adaptive).
+   */
+  vector_weight?: number;
   /** When nothing matched: the query spelled as the index spells it ("did you mean"), if that finds something. */
   suggestions?: string[];
   groups?: ResultGroup[];
