@@ -44,26 +44,26 @@ describe('the built-in demo backlog is served read-only', () => {
     expect(client.getInstructions()).toMatch(/^NOTE: .*DEMO backlog, read-only.*--dir/);
   });
 
-  it('starts every tool answer, and every error, with the notice', async () => {
+  it('ends every tool answer, and every error, with the notice', async () => {
     const search = (await client.callTool({
       name: 'backlog_search',
       arguments: { query: 'login' },
     })) as CallToolResult;
-    expect(search.content[0]).toEqual({ type: 'text', text: DEMO_NOTICE });
-    expect((search.content[1] as { text: string }).text).toMatch(/results? for "login"/);
+    expect(search.content.at(-1)).toEqual({ type: 'text', text: DEMO_NOTICE });
+    expect((search.content[0] as { text: string }).text).toMatch(/results? for "login"/);
     const detailed = (await client.callTool({
       name: 'backlog_list',
       arguments: { response_format: 'detailed' },
     })) as CallToolResult;
     expect(detailed.structuredContent).toMatchObject({ status: 'ok', notice: DEMO_NOTICE });
     // The answer's own JSON text stays parseable.
-    expect(() => JSON.parse((detailed.content[1] as { text: string }).text) as unknown).not.toThrow();
+    expect(() => JSON.parse((detailed.content[0] as { text: string }).text) as unknown).not.toThrow();
     const write = (await client.callTool({
       name: 'backlog_create',
       arguments: { title: 'Should never land' },
     })) as CallToolResult;
     expect(write.isError).toBe(true);
-    expect(write.content[0]).toEqual({ type: 'text', text: DEMO_NOTICE });
+    expect(write.content.at(-1)).toEqual({ type: 'text', text: DEMO_NOTICE });
     expect(write.structuredContent).toMatchObject({ error: { code: 'FORBIDDEN' } });
   });
 

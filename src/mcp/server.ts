@@ -41,7 +41,7 @@ Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) 
 Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
 }
 
-/** Said first in the instructions and in every tool answer when the server fell back to the demo backlog. */
+/** Said first in the instructions, and last in every tool answer, when the server fell back to the demo backlog. */
 export const DEMO_NOTICE =
   'NOTE: no backlog was found, so this server shows the built-in DEMO backlog, read-only: its items are examples, not your project. Start the server with --dir /path/to/your/backlog (or BACKLOG_DIR).';
 
@@ -100,7 +100,7 @@ function answerUnknownTools(server: McpServer, names: string[], readOnly: boolea
             { tool: name.slice(0, 100) },
           ),
     );
-    if (notice) result.content.unshift({ type: 'text', text: notice });
+    if (notice) result.content.push({ type: 'text', text: notice });
     return Promise.resolve(result);
   });
 }

@@ -158,7 +158,7 @@ export function toolDefinition(name: string, spec: ToolSpec): Tool {
 /** Any object: the SDK lets every call through to the handler, which validates with the strict schema. */
 const ANY_ARGUMENTS = z.object({}).catchall(z.unknown());
 
-/** `notice`: a text block every answer starts with (and `notice` in its structured content), e.g. DEMO_NOTICE. */
+/** `notice`: a text block every answer ends with (and `notice` in its structured content), e.g. DEMO_NOTICE. */
 export function registerTool(server: McpServer, name: string, spec: ToolSpec, notice?: string): void {
   const known = Object.keys(spec.strict.shape);
   server.registerTool(
@@ -173,15 +173,15 @@ export function registerTool(server: McpServer, name: string, spec: ToolSpec, no
       try {
         const args = normalizeArgs(raw, known, spec.aliases, spec.nullIsUnset);
         const { structured, text } = await spec.run(args);
-        // The notice is a block of its own: the answer's own text (JSON in detailed mode) stays as it is.
+        // The notice is a block of its own, after the answer: content[0] (JSON in detailed mode) stays as it is.
         const result: CallToolResult = { content: [{ type: 'text', text }] };
-        if (notice) result.content.unshift({ type: 'text', text: notice });
+        if (notice) result.content.push({ type: 'text', text: notice });
         if (structured)
           result.structuredContent = { status: 'ok', ...structured, ...(notice ? { notice } : {}) };
         return result;
       } catch (err) {
         const result = errorResult(err);
-        if (notice) result.content.unshift({ type: 'text', text: notice });
+        if (notice) result.content.push({ type: 'text', text: notice });
         return result;
       }
     },

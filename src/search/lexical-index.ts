@@ -367,6 +367,7 @@ export class LexicalIndex {
     conjunctive: boolean,
     filter: Set<number> | undefined,
     keep?: Keep,
+    demote = true,
   ) {
     const { k1, b, fieldWeights, coordination, titleCoverage } = this.settings;
     return runBm25f(
@@ -377,7 +378,7 @@ export class LexicalIndex {
       conjunctive,
       filter,
       keep,
-      this.demoted(),
+      demote ? this.demoted() : undefined,
     );
   }
 
@@ -413,7 +414,8 @@ export class LexicalIndex {
         field === undefined ? undefined : fieldBits([field === 'tags' ? 'tags' : (field as TextField)]),
       termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab),
       prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
-      score: (groups, conjunctive) => this.score(groups, conjunctive, filter),
+      // Undemoted: search() demotes the raw query's final scores once.
+      score: (groups, conjunctive) => this.score(groups, conjunctive, filter, undefined, false),
       phraseFilter: (candidates, terms, fields) => {
         const keep = new Set<number>();
         this.store.bm25f.fields.forEach((f, i) => {
@@ -523,7 +525,7 @@ export class LexicalIndex {
       const matches =
         evaluateQuery(parseRawQuery(query), this.queryContext(filter), req.conjunctive ?? false) ?? new Map();
       docs = [...matches.keys()];
-      const demoted = this.demoted();
+      const demoted = req.demoteArchived === false ? undefined : this.demoted();
       scores = docs.map((d) => matches.get(d)!.score * (demoted?.ids[d] === 1 ? demoted.weight : 1));
       masks = docs.map((d) => matches.get(d)!.mask);
     } else {
@@ -542,7 +544,7 @@ export class LexicalIndex {
               slack: proximity ? 1 + this.settings.proximity : 1,
               atMost: Math.max(offset + limit, PROXIMITY_CANDIDATES),
             };
-      const scored = this.score(groups, req.conjunctive ?? false, filter, keep);
+      const scored = this.score(groups, req.conjunctive ?? false, filter, keep, req.demoteArchived !== false);
       const plain = (a: number[] | ArrayLike<number>) => (Array.isArray(a) ? a : Array.from(a));
       docs = plain(scored.docs);
       scores = plain(scored.scores);

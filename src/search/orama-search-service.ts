@@ -320,7 +320,13 @@ export class OramaSearchService implements SearchEngine {
       let lexical: SearchResponse = { hits: [], total: 0 };
       try {
         if (mode === 'hybrid')
-          lexical = this.lexical.search({ ...request, sort: 'relevant', limit: depth, offset: 0 });
+          lexical = this.lexical.search({
+            ...request,
+            sort: 'relevant',
+            limit: depth,
+            offset: 0,
+            demoteArchived: false,
+          });
       } catch (err) {
         nearest.catch(() => undefined);
         throw err;

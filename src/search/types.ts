@@ -54,6 +54,11 @@ export interface SearchRequest {
   offset?: number;
   /** Every query term must match (in any field). Default false: more matched terms rank higher. */
   conjunctive?: boolean;
+  /**
+   * Archived items' scores times SearchSettings.archivedWeight (default true). Hybrid asks for the words'
+   * list without it and applies the weight once to the fused score.
+   */
+  demoteArchived?: boolean;
   /** `simple` (default): plain words, every other character literal. `raw`: the query language (query-parser.ts). */
   matchMode?: 'simple' | 'raw';
   /** Also group every match by this key: each group's count and its best `limit` hits (in one pass, no full sort). */

@@ -4,6 +4,7 @@
  * items live in an ItemStore, the Indexer keeps them and the indexes in step with the files, and the
  * writes are in writes.ts.
  */
+import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
 import { BacklogError, errors, isBacklogError } from '../errors.js';
@@ -418,8 +419,11 @@ export class BacklogService {
    * so that an agent's write never lands in the installed package.
    */
   get isDemo(): boolean {
-    return this.dir === DEMO_BACKLOG_DIR;
+    // Real paths: a symlinked install (pnpm, npm link) reaches the same folder by another path.
+    this.demo ??= sameFolder(this.dir, DEMO_BACKLOG_DIR);
+    return this.demo;
   }
+  private demo: boolean | undefined;
 
   /** Creates a task or epic as `tasks/<ID>-<slug>.md` with the next free id. Throws INVALID_FILTER naming the field. */
   create(input: CreateInput): Promise<WriteResult> {
@@ -495,3 +499,12 @@ export function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[
 
 /** The states `list` shows when none is asked for; `none` is every item without a state (documents). */
 const LIVE_STATES: readonly (TaskState | 'none')[] = ['active', 'none'];
+
+/** Whether two paths name one folder (their real paths); false when either cannot be resolved. */
+function sameFolder(a: string, b: string): boolean {
+  try {
+    return a === b || realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}

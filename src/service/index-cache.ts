@@ -36,9 +36,10 @@ const MAC_BYTES = 32;
  * and the index's language plan. 7: headings as a text field. 8: resource ids are URIs with spaces
  * and other unsafe characters %-encoded. 9: Latin terms keep their marks, with folded twins (`~ban`);
  * languages without rules (vietnamese, czech, ...). 10: documents have the state key `none`; a duplicate
- * id's later file is `ID@state`, not its URI.
+ * id's later file is `ID@state`, not its URI. 11: a sub-task's lineage goes through the copy of its parent
+ * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`).
  */
-export const CACHE_FORMAT = 10;
+export const CACHE_FORMAT = 11;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';

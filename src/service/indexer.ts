@@ -274,6 +274,8 @@ export class Indexer {
         owner.id = id;
         this.store.put(owner);
         this.index.upsert(this.store.toSearchDocument(owner));
+        // Its sub-tasks' lineage names it by its new id now.
+        this.reindex(this.store.descendants(owner.id, false));
         this.semantic.upsert(owner).catch(() => undefined);
       } else {
         const id = duplicateId(item, item.id, taken);

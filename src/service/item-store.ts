@@ -57,6 +57,8 @@ export class ItemStore {
   private byKey = new Map<string, string>();
   private byPath = new Map<string, string>();
   private kids = new Map<string, string[]>();
+  /** The parent each item was linked under (parentOf may answer otherwise once another file arrives). */
+  private linkedParent = new Map<string, string>();
   private readonly indexedAt = new Map<string, number>();
   /** Items per status key (statusKey: any case and spacing), for the filter vocabulary. */
   private readonly statusCounts = new Map<string, { count: number; spelling: string }>();
@@ -161,6 +163,7 @@ export class ItemStore {
     this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
     this.byPath = new Map(items.map((i) => [i.path, i.id]));
     this.kids = new Map();
+    this.linkedParent = new Map();
     this.indexedAt.clear();
     this.statusCounts.clear();
     const now = Date.now();
@@ -185,7 +188,7 @@ export class ItemStore {
     this.linkToParent(item);
     // Items written before their parent existed find it now.
     for (const other of this.items.values()) {
-      if (other !== item && this.parentOf(other) === item.id && !this.kids.get(item.id)?.includes(other.id))
+      if (other !== item && this.linkedParent.get(other.id) !== item.id && this.parentOf(other) === item.id)
         this.linkToParent(other);
     }
     return before;
@@ -251,9 +254,11 @@ export class ItemStore {
   parentOf(item: { parent_id: string | null; state: BacklogItem['state'] }): string | undefined {
     if (!item.parent_id) return undefined;
     const prefix = this.taskPrefix();
-    const number = prefix ? /^[A-Za-z]+[-_\s]*(\d+(?:\.\d+)*)$/.exec(item.parent_id.trim())?.[1] : undefined;
+    const number = prefix ? /^task[-_\s]*(\d+(?:\.\d+)*)$/i.exec(item.parent_id.trim())?.[1] : undefined;
     for (const id of [item.parent_id, ...(number ? [`${prefix}-${number}`] : [])]) {
-      const sameState = item.state ? this.byKey.get(idKey(`${id}@${item.state}`)) : undefined;
+      // An active item's parent is the owner of the id (the livelier copy), never a renamed duplicate.
+      const sameState =
+        item.state && item.state !== 'active' ? this.byKey.get(idKey(`${id}@${item.state}`)) : undefined;
       const found = sameState ?? this.byKey.get(idKey(id));
       if (found) return found;
     }
@@ -261,8 +266,11 @@ export class ItemStore {
   }
 
   private linkToParent(item: BacklogItem): void {
+    this.unlinkFromParent(item.id);
     const parent = this.parentOf(item);
-    if (parent && parent !== item.id) this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
+    if (!parent || parent === item.id) return;
+    this.linkedParent.set(item.id, parent);
+    this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
   }
 
   private countStatus(item: BacklogItem, delta: number): void {
@@ -279,11 +287,17 @@ export class ItemStore {
     this.countStatus(item, -1);
     if (this.byKey.get(idKey(item.id)) === item.id) this.byKey.delete(idKey(item.id));
     if (this.byPath.get(item.path) === item.id) this.byPath.delete(item.path);
-    const parent = this.parentOf(item);
-    if (parent)
-      this.kids.set(
-        parent,
-        (this.kids.get(parent) ?? []).filter((c) => c !== item.id),
-      );
+    this.unlinkFromParent(item.id);
+  }
+
+  /** Takes the item out of the children of the parent it was linked under. */
+  private unlinkFromParent(id: string): void {
+    const parent = this.linkedParent.get(id);
+    if (parent === undefined) return;
+    this.linkedParent.delete(id);
+    this.kids.set(
+      parent,
+      (this.kids.get(parent) ?? []).filter((c) => c !== id),
+    );
   }
 }

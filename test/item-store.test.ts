@@ -1,0 +1,63 @@
+/**
+ * The tree of a backlog whose parent ids have several files (#25): a sub-task hangs under the copy of its
+ * parent in its own state, moves there when that copy arrives later, and leaves its old parent's children.
+ */
+import { describe, expect, it } from 'vitest';
+import { ItemStore } from '../src/service/item-store.js';
+import type { BacklogItem, TaskState } from '../src/storage/types.js';
+
+function task(id: string, state: TaskState, parent_id: string | null = null): BacklogItem {
+  const path = `${state === 'active' ? 'tasks' : state}/${id.toLowerCase()}.md`;
+  return {
+    id,
+    type: 'task',
+    state,
+    title: id,
+    status: 'To Do',
+    parent_id,
+    tags: [],
+    author: null,
+    assignee: null,
+    priority: null,
+    references: [],
+    created_at: null,
+    updated_at: null,
+    body: '',
+    path,
+    folder: path.split('/')[0],
+    file_type: 'md',
+    size: 0,
+    mtime_ms: 0,
+    frontmatter: {},
+  };
+}
+
+describe('parents across duplicate ids', () => {
+  it('moves an archived sub-task to the archived copy of its parent when that copy arrives', () => {
+    const store = new ItemStore(() => 'BACK');
+    store.put(task('BACK-76', 'completed'));
+    store.put(task('BACK-76.1', 'archived', 'task-76')); // an older prefix names the same number
+    expect(store.children('BACK-76')).toEqual(['BACK-76.1']);
+    store.put(task('BACK-76@archived', 'archived'));
+    expect(store.children('BACK-76@archived')).toEqual(['BACK-76.1']);
+    expect(store.children('BACK-76')).toEqual([]);
+    store.remove('BACK-76.1');
+    expect(store.children('BACK-76@archived')).toEqual([]);
+  });
+
+  it("an active sub-task's parent is the owner of the id, never a renamed active duplicate", () => {
+    const store = new ItemStore(() => 'BACK');
+    store.put(task('BACK-5', 'active'));
+    store.put(task('BACK-5@active', 'active'));
+    store.put(task('BACK-5.1', 'active', 'BACK-5'));
+    expect(store.children('BACK-5')).toEqual(['BACK-5.1']);
+    expect(store.children('BACK-5@active')).toEqual([]);
+  });
+
+  it('only a task- prefix is read as an older spelling of the task prefix', () => {
+    const store = new ItemStore(() => 'BACK');
+    store.put(task('BACK-3', 'active'));
+    store.put(task('BACK-9', 'active', 'doc-3'));
+    expect(store.children('BACK-3')).toEqual([]);
+  });
+});
