@@ -12,7 +12,7 @@ import type {
 } from '../service/backlog-service.js';
 import { resourceUri } from '../storage/parse.js';
 import type { BacklogItem, TaskState } from '../storage/types.js';
-import { stateNote } from '../service/summary.js';
+import { kindLabel } from '../service/summary.js';
 import type { ToolOutput } from './tool.js';
 
 /** A task id of this backlog, for examples in tool descriptions (`TASK-0001`, `BACK-200`). */
@@ -40,14 +40,9 @@ export function oneLine(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/**
- * `Done` for a task (the id says it is one), `epic/open`, `document`, and the state of one that is not
- * live (`In Progress, archived`): the bracketed label of a line.
- */
+/** `Done` for a task (the id says it is one), `epic/open`, `document`, `In Progress, archived`. */
 export function kindOf(x: { type: string; status: string | null; state?: TaskState | null }): string {
-  const kind = !x.status ? x.type : x.type === 'task' ? x.status : `${x.type}/${x.status}`;
-  const note = stateNote(x.state);
-  return note ? `${kind}, ${note}` : kind;
+  return kindLabel(x, true);
 }
 
 /** Cuts `text` to at most `max` characters from `start` without splitting a surrogate pair. */

@@ -38,9 +38,15 @@ export function stateNote(state: TaskState | null | undefined): string {
   return state && state !== 'active' ? state : '';
 }
 
-/** `task/In Progress, archived`, `epic/open`, `document`: the bracketed label of a text line. */
-export function kindLabel(x: { type: string; status: string | null; state?: TaskState | null }): string {
+/**
+ * `task/In Progress, archived`, `epic/open`, `document`: the bracketed label of a text line. `shortTask`:
+ * a task's label is its status alone (`In Progress, archived`), where the id already says it is a task.
+ */
+export function kindLabel(
+  x: { type: string; status: string | null; state?: TaskState | null },
+  shortTask = false,
+): string {
   const note = stateNote(x.state);
-  const kind = x.status ? `${x.type}/${x.status}` : x.type;
+  const kind = !x.status ? x.type : shortTask && x.type === 'task' ? x.status : `${x.type}/${x.status}`;
   return note ? `${kind}, ${note}` : kind;
 }
