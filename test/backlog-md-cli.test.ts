@@ -18,7 +18,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import {
   BACKLOG_MD_CLI as BACKLOG_CLI,
-  BACKLOG_MD_DIR,
+  BACKLOG_MD_FULL,
+  HAS_BACKLOG_MD_FULL,
   BACKLOG_MD_FIXTURE as FIXTURE,
   installBacklogMdCli,
 } from './helpers.js';
@@ -332,7 +333,7 @@ describe.skipIf(!HAS_CLI)('tasks written through our MCP tools, read by the real
  * one of them carries its state, so an agent never reads archived work as open.
  */
 // The real CLI reads all 697 files on each call (a few seconds, more on a busy machine).
-describe.skipIf(!HAS_CLI)(
+describe.skipIf(!HAS_CLI || !HAS_BACKLOG_MD_FULL)(
   'live tasks, as the real Backlog.md CLI lists them (the full folder)',
   { timeout: 180_000 },
   () => {
@@ -343,7 +344,7 @@ describe.skipIf(!HAS_CLI)(
 
     beforeAll(async () => {
       project = await mkdtemp(join(tmpdir(), 'backlog-md-live-'));
-      await cp(BACKLOG_MD_DIR, join(project, 'backlog'), { recursive: true });
+      await cp(BACKLOG_MD_FULL, join(project, 'backlog'), { recursive: true });
       service = await openBacklog({ dir: join(project, 'backlog'), embeddings: 'none', watch: false });
     }, 60_000);
     afterAll(async () => {

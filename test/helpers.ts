@@ -16,9 +16,8 @@ export const BACKLOG_MD_FULL = join(
   'backlog-md',
 );
 /** The whole Backlog.md folder when it is here, else the excerpts in test/fixtures. */
-export const BACKLOG_MD_DIR = existsSync(join(BACKLOG_MD_FULL, 'config.yml'))
-  ? BACKLOG_MD_FULL
-  : BACKLOG_MD_FIXTURE;
+export const HAS_BACKLOG_MD_FULL = existsSync(join(BACKLOG_MD_FULL, 'config.yml'));
+export const BACKLOG_MD_DIR = HAS_BACKLOG_MD_FULL ? BACKLOG_MD_FULL : BACKLOG_MD_FIXTURE;
 
 /**
  * The Backlog.md CLI and MCP server the tests and benches compare with, pinned. It is installed on
