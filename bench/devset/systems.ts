@@ -6,6 +6,8 @@
 import { create, insertMultiple, search as oramaSearch, type AnyOrama } from '@orama/orama';
 import MiniSearch from 'minisearch';
 import type { BacklogService } from '../../src/index.js';
+import { engineQuery } from '../../src/eval/run-eval.js';
+import type { SearchDocument, SearchEngine } from '../../src/search/types.js';
 import { matchesFilters, type DevsetDoc, type DevsetQuery } from './corpus.js';
 
 export interface DevsetSystem {
@@ -114,6 +116,59 @@ export async function oramaSystem(docs: DevsetDoc[]): Promise<DevsetSystem> {
       const res = await oramaSearch(db, { term: q.text, limit: q.options ? docs.length : k });
       return filtered(
         res.hits.map((h) => String(h.id)),
+        q,
+        byPath,
+        k,
+      );
+    },
+  };
+}
+
+/** A dev-set file as any engine receives it through the `SearchEngine` seam. */
+function engineDoc(d: DevsetDoc, seen: Set<string>): SearchDocument {
+  // A duplicated id (BACK-569 in tasks/ and archive/) keeps the path as its id.
+  const id = d.fmId && !seen.has(d.fmId) ? d.fmId : d.path;
+  seen.add(id);
+  const slash = d.path.lastIndexOf('/');
+  return {
+    id,
+    type: d.kind === 'resource' ? 'resource' : 'task',
+    state: d.kind === 'draft' ? 'draft' : d.kind === 'task' ? 'active' : null,
+    title: d.title,
+    body: d.body,
+    tags: d.tags,
+    status: d.status,
+    path: d.path,
+    folder: slash < 0 ? '' : d.path.slice(0, slash),
+  };
+}
+
+/**
+ * Any engine behind the `SearchEngine` seam (bench/engine-eval.ts): built from the files, each query sent
+ * as BacklogService sends it, its filters inside the request (an engine must filter before its top-K). The
+ * answer is checked against the filters as a Backlog.md user means them, as the baselines' are.
+ */
+export async function engineSystem(
+  name: string,
+  engine: SearchEngine,
+  docs: DevsetDoc[],
+): Promise<DevsetSystem> {
+  // Ids as the backlog has them (BACK-72, doc-002), or the path; answers are scored by path.
+  const seen = new Set<string>();
+  await engine.build(docs.map((d) => engineDoc(d, seen)));
+  const byPath = new Map(docs.map((d) => [d.path, d]));
+  return {
+    name,
+    async search(q, k) {
+      const filters = {
+        ...(q.options?.status ? { status: q.options.status } : {}),
+        ...(q.options?.tags ? { tags: q.options.tags } : {}),
+        ...(q.options?.folder ? { folder: q.options.folder } : {}),
+        ...(q.options?.types ? { types: q.options.types } : {}),
+      };
+      const outcome = await engine.query(engineQuery(q.text, k, filters));
+      return filtered(
+        outcome.results.map((r) => r.path),
         q,
         byPath,
         k,

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 // Type-only import: erased at run time, so this module loads even where the service is missing; the
 // service itself is imported lazily in `oramaServiceRetriever().build`.
 import type { OramaSearchService } from '../search/orama-search-service.js';
+import type { SearchEngine, SearchFilters, SearchQuery } from '../search/types.js';
 import { errors } from '../errors.js';
 import type { BeirDataset } from './beir.js';
 import { mrrAtK, ndcgAtK, percentile, recallAtK } from './metrics.js';
@@ -118,6 +119,43 @@ export function oramaServiceRetriever(settings?: OramaServiceSettings, name = 'b
       if (!svc) throw errors.internal(`${name}: search() called before build()`);
       return svc.search({ query, limit: k }).hits.map((h) => h.id);
     },
+  };
+}
+
+/**
+ * A Retriever over any engine behind the `SearchEngine` seam (src/search/types.ts): the corpus goes in
+ * through `build`, each query out through `query` as BacklogService sends it (simple match mode, no
+ * filters, relevance order, bm25). This is how an adapter for another engine is held to the numbers of
+ * the embedded one (`npx tsx bench/engine-eval.ts --engine <module>`, docs/scaling.md).
+ */
+export function engineRetriever(name: string, create: () => SearchEngine | Promise<SearchEngine>): Retriever {
+  let engine: SearchEngine | undefined;
+  return {
+    name,
+    async build(docs) {
+      engine = await create();
+      await engine.build(docs.map((d) => ({ id: d.id, title: d.title, body: d.text })));
+    },
+    async search(query, k) {
+      if (!engine) throw errors.internal(`${name}: search() called before build()`);
+      const outcome = await engine.query(engineQuery(query, k));
+      return outcome.results.map((r) => r.id);
+    },
+  };
+}
+
+/** A validated request as BacklogService would send it for `searchUnified(text, { mode: 'bm25', limit })`. */
+export function engineQuery(text: string, limit: number, filters: SearchFilters = {}): SearchQuery {
+  return {
+    text,
+    matchMode: 'simple',
+    filters,
+    sort: 'relevant',
+    conjunctive: false,
+    mode: 'bm25',
+    limit,
+    offset: 0,
+    includeScores: false,
   };
 }
 
