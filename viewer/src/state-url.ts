@@ -35,8 +35,8 @@ export interface UrlState {
   q: string | null;
   qtypes: ItemType[];
   qsort: 'relevant' | 'recent';
-  /** The project shown when the server serves several backlogs; '' for all of them. */
-  project: string;
+  /** The project shown when the server serves several backlogs; absent or '' for all of them. */
+  project?: string;
 }
 
 /** Tasks and epics: what the list and board show when the URL names no types. */
@@ -70,7 +70,7 @@ export function parseState(search: string): UrlState {
     q: p.get('q'),
     qtypes: typesOf(p.get('qtypes'), []),
     qsort: p.get('qsort') === 'recent' ? 'recent' : 'relevant',
-    project: p.get('project')?.trim().toLowerCase() ?? '',
+    ...(p.get('project') ? { project: p.get('project')!.trim().toLowerCase() } : {}),
   };
 }
 

@@ -354,8 +354,9 @@ export function App() {
         : vocabularyOf(info?.vocabulary ?? (info ? { project: info.project } : null)),
     [info, allProjects, projects],
   );
+  // Under "All projects" the switcher says the scope; the name says how many.
   const project = allProjects
-    ? 'All projects'
+    ? `${projects.length} projects`
     : projects && !info
       ? state.project
       : info
@@ -463,7 +464,7 @@ export function App() {
               <img src="./favicon.svg" alt="" width="24" height="24" />
               <span class="brand-name">{project}</span>
             </a>
-            {projects && <ProjectSwitcher projects={projects} current={state.project} />}
+            {projects && <ProjectSwitcher projects={projects} current={state.project ?? ''} />}
             <nav class="tabs" aria-label="Views">
               {VIEWS.map((v) => (
                 <a
@@ -635,18 +636,21 @@ function ProjectBoards({
               </a>
               <span class="count">{mine.length}</span>
             </h2>
-            <BoardView
-              items={mine}
-              byId={byId}
-              selected={selected}
-              flashed={flashed}
-              statuses={boardStatuses(
-                p.format,
-                all.filter((i) => i.project === p.name),
-                state,
-              )}
-              label={p.name}
-            />
+            {/* The section names the project: no badge on each of its cards. */}
+            <ShowProjectContext.Provider value={false}>
+              <BoardView
+                items={mine}
+                byId={byId}
+                selected={selected}
+                flashed={flashed}
+                statuses={boardStatuses(
+                  p.format,
+                  all.filter((i) => i.project === p.name),
+                  state,
+                )}
+                label={p.name}
+              />
+            </ShowProjectContext.Provider>
           </section>
         );
       })}
