@@ -119,7 +119,9 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
     const all = await hits();
     const expected = await ws.searchUnified(query, spotlightParams(query, [], 'relevant'));
     expect(all.map((h) => h.id)).toEqual(expected.results.map((r) => r.id));
-    expect(all.map((h) => h.project)).toEqual(expected.results.map((r) => r.project));
+    expect(all.map((h) => h.project)).toEqual(
+      expected.results.map((r) => (r as { project?: string }).project),
+    );
     expect(new Set(all.map((h) => h.project))).toEqual(new Set(['demo', 'backlog.md']));
 
     await page.goto(`${server.url}/?project=demo&q=${query}`);
