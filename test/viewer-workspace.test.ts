@@ -13,6 +13,8 @@ import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
 import { spotlightParams } from '../viewer/src/search-params.js';
+import { parseState, serializeState } from '../viewer/src/state-url.js';
+import { NATIVE_VOCABULARY, mergeVocabularies, vocabularyOf } from '../viewer/src/vocabulary.js';
 import { BACKLOG_MD_FIXTURE, DEMO_DIR } from './helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium } from './viewer-browser.js';
 
@@ -181,5 +183,42 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
     expect(await page.$$eval('.fields dt', (e) => e.map((x) => x.textContent))).not.toContain('Project');
     expect(await page.textContent('.brand-name')).toBe('demo');
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe('the viewer state and words of several projects (pure)', () => {
+  it('keeps project in the URL only when chosen', () => {
+    expect(parseState('?project=Demo&view=board')).toMatchObject({ project: 'demo', view: 'board' });
+    expect('project' in parseState('?view=board')).toBe(false);
+    const state = parseState('?project=backlog.md&q=x');
+    expect(parseState(serializeState(state, '/'))).toEqual(state);
+    expect(serializeState({ ...state, project: '', q: null }, '/')).toBe('/');
+  });
+
+  it('merges the words of a native and a Backlog.md project for "All projects"', () => {
+    const native = vocabularyOf({ ...NATIVE_VOCABULARY, project: 'demo', example_ids: ['TASK-0001'] });
+    const bmd = vocabularyOf({
+      project: 'Backlog.md',
+      format: 'backlog-md',
+      kinds: [
+        { type: 'task', label: 'Task', plural: 'Tasks' },
+        { type: 'document', label: 'Document', plural: 'Documents' },
+        { type: 'resource', label: 'Other file', plural: 'Other files' },
+      ],
+      states: ['active', 'draft', 'completed', 'archived'],
+      parent: 'parent task',
+      example_ids: ['BACK-1'],
+    });
+    const all = mergeVocabularies([native, bmd], '2 projects');
+    expect(all.kinds.map((k) => k.type)).toEqual(['task', 'epic', 'document', 'resource']);
+    expect(all.kinds.find((k) => k.type === 'resource')?.plural).toBe('Resources');
+    expect(all).toMatchObject({
+      project: '2 projects',
+      format: 'mixed',
+      parent: 'parent',
+      states: ['active', 'draft', 'completed', 'archived'],
+      example_ids: ['TASK-0001', 'BACK-1'],
+    });
+    expect(mergeVocabularies([bmd], 'x')).toEqual({ ...bmd, project: 'x' });
   });
 });
