@@ -19,7 +19,10 @@ export default defineConfig({
   server: {
     // `npm run dev:viewer` proxies the API to a running `backlog-search serve` (port 3030).
     proxy: Object.fromEntries(
-      ['/search', '/tasks', '/resources', '/events', '/health'].map((p) => [p, 'http://127.0.0.1:3030']),
+      ['/search', '/tasks', '/resources', '/events', '/health', '/projects'].map((p) => [
+        p,
+        'http://127.0.0.1:3030',
+      ]),
     ),
   },
 });

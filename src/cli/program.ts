@@ -119,6 +119,25 @@ async function openMany(cmd: Command): Promise<BacklogService | Workspace> {
   return ws;
 }
 
+/** serve: the workspace the options name (watching, embedding in the background), or undefined for one backlog. */
+async function serveWorkspace(cmd: Command, watch: boolean): Promise<Workspace | undefined> {
+  const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
+  if (!mayBeWorkspace(dir, workspace)) return undefined;
+  const backlogs = await (await cliWorkspace()).workspaceSpec(dir, workspace);
+  if (!backlogs) return undefined;
+  const { openWorkspace } = await import('../workspace/open-workspace.js');
+  const ws = await openWorkspace({
+    backlogs,
+    watch,
+    embeddings: embeddings as OpenBacklogOptions['embeddings'],
+    embedMissing: 'background',
+    background: true,
+    ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
+  });
+  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  return ws;
+}
+
 /** `--project` as a request option (checked against a single backlog's name, then dropped). */
 async function projectOption(
   target: BacklogService | Workspace,
@@ -437,7 +456,13 @@ export function buildProgram(): Command {
           { field: 'port' },
         );
       const { closeBacklog } = await backlog();
-      const service = await open(cmd, 'server', o.watch !== false);
+      // Several backlogs (--dir repeated, NAME=PATH, --workspace): one Workspace behind every route.
+      const ws = await serveWorkspace(cmd, o.watch !== false);
+      const service = ws ?? (await open(cmd, 'server', o.watch !== false));
+      const close = async () => {
+        if (ws) await (await import('../workspace/open-workspace.js')).closeWorkspace(ws);
+        else await closeBacklog(service as BacklogService);
+      };
       const { startHttpServer } = await import('../http/server.js');
       const list = (v: unknown) =>
         typeof v === 'string'
@@ -456,7 +481,7 @@ export function buildProgram(): Command {
         token,
         readOnly: Boolean(o.readOnly),
       }).catch(async (err: NodeJS.ErrnoException) => {
-        await closeBacklog(service);
+        await close();
         if (err.code === 'EADDRINUSE')
           throw new BacklogError(
             'CONFLICT',
@@ -468,11 +493,12 @@ export function buildProgram(): Command {
       });
       const { findViewerDir } = await import('../http/viewer.js');
       process.stderr.write(
-        `backlog-search: serving ${service.dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
+        `backlog-search: serving ${ws ? ws.projects.map((p) => `${p.name} (${p.dir})`).join(', ') : (service as BacklogService).dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
           `Viewer: ${running.url}/${token ? `#token=${encodeURIComponent(token)}` : ''}${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
           `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n` +
           (token ? 'Every API and MCP request needs the header "Authorization: Bearer <token>".\n' : '') +
-          (o.readOnly ? 'Read-only: no write tool is listed.\n' : ''),
+          (o.readOnly ? 'Read-only: no write tool is listed.\n' : '') +
+          (ws?.multi ? `MCP at /mcp serves the first project only (${ws.projects[0].name}) for now.\n` : ''),
       );
       if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
         process.stderr.write(
@@ -484,7 +510,7 @@ export function buildProgram(): Command {
         process.once('SIGTERM', resolve);
       });
       await running.close();
-      await closeBacklog(service);
+      await close();
     });
 
   return program;

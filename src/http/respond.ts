@@ -13,8 +13,9 @@ export function httpError(
   code: string,
   message: string,
   hint: string,
+  extra?: Record<string, unknown>,
 ): Response {
-  return c.json({ status: 'error', error: { code, message, hint } }, status);
+  return c.json({ status: 'error', error: { code, message, hint, ...extra } }, status);
 }
 
 /** The HTTP status of each error code: 400 for bad input, 401, 403, 404, 409, 413, 500, 503. */

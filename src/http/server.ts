@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { isBacklogError } from '../errors.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { VERSION } from '../version.js';
+import { projectSlug } from '../workspace/ids.js';
+import { Workspace } from '../workspace/workspace.js';
 import { mountApi } from './api.js';
 import { DEFAULT_MAX_BODY_BYTES, bearerAuth, checkAccess, limitBody } from './auth.js';
 import { hostOriginGuard } from './guard.js';
@@ -50,17 +52,60 @@ export interface HttpAppOptions extends McpMountOptions {
 
 const disposers = new WeakMap<HttpApp, () => Promise<void>>();
 
+/** What `GET /health` says of one backlog, and `GET /projects` of each. */
+function describeBacklog(service: BacklogService, readOnly: boolean) {
+  return {
+    items: service.size,
+    project: service.projectName,
+    vocabulary: service.vocabulary(),
+    search_mode: service.index.defaultMode(),
+    read_only: readOnly || service.isDemo,
+    demo: service.isDemo,
+    format: {
+      name: service.format.name,
+      project: service.format.config.project,
+      statuses: service.format.config.statuses,
+      task_prefix: service.format.config.taskPrefix,
+    },
+  };
+}
+
+/** A lone service as a workspace of one (its reads stay the service's own: see api.ts). */
+function asWorkspace(target: BacklogService | Workspace): Workspace {
+  if (target instanceof Workspace) return target;
+  return new Workspace([{ name: projectSlug(target.projectName), dir: target.dir, service: target }]);
+}
+
+/** Fields of an error body beyond code, message and hint: an ambiguous id's candidates, the projects a write may go to. */
+function errorExtra(details: Record<string, unknown>, code: string): Record<string, unknown> | undefined {
+  if (code === 'AMBIGUOUS_ID') return { candidates: details.candidates };
+  if (code === 'PROJECT_REQUIRED') return { projects: details.projects };
+  return undefined;
+}
+
 /**
- * The HTTP app over `service`: Host/Origin guard on every route, JSON errors, `GET /health`, MCP
- * at `/mcp`, the read API and the viewer. Pass it to `startHttpServer`, or to any Hono adapter; `disposeHttpApp` closes its MCP sessions.
+ * The HTTP app over `service` (one backlog) or a Workspace (several, docs/workspace.md): Host/Origin guard
+ * on every route, JSON errors, `GET /health`, `GET /projects`, MCP at `/mcp`, the read API and the viewer.
+ * Pass it to `startHttpServer`, or to any Hono adapter; `disposeHttpApp` closes its MCP sessions.
  */
-export function createHttpApp(service: BacklogService, options: HttpAppOptions = {}): HttpApp {
+export function createHttpApp(target: BacklogService | Workspace, options: HttpAppOptions = {}): HttpApp {
+  const ws = asWorkspace(target);
+  const service = ws.projects[0].service;
+  const readOnly = options.readOnly === true;
   const app = new Hono<HttpEnv>();
   app.use('*', hostOriginGuard(options));
   app.use('*', bearerAuth(options.token));
   app.use('*', limitBody(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   app.onError((err, c) => {
-    if (isBacklogError(err)) return httpError(c, statusOf(err.code), err.code, err.message, err.hint);
+    if (isBacklogError(err))
+      return httpError(
+        c,
+        statusOf(err.code),
+        err.code,
+        err.message,
+        err.hint,
+        errorExtra(err.details, err.code),
+      );
     process.stderr.write(`backlog-search http: ${err.stack ?? err.message}\n`);
     return httpError(
       c,
@@ -80,36 +125,47 @@ export function createHttpApp(service: BacklogService, options: HttpAppOptions =
         404,
         'NOT_FOUND',
         `No route ${c.req.method} ${c.req.path}`,
-        'Routes: GET /search, /tasks, /tasks/:id, /resources/<path>, /events, /health; POST|GET|DELETE /mcp; the viewer at /.',
+        'Routes: GET /search, /tasks, /tasks/:id, /resources/<path>, /events, /health, /projects; POST|GET|DELETE /mcp; the viewer at /.',
       ),
   );
 
+  // Each open backlog as /health describes one, with its name in the workspace; and those that failed.
+  const projects = () => ({
+    projects: ws.projects.map((p) => ({ name: p.name, ...describeBacklog(p.service, readOnly) })),
+    problems: ws.problems.map(({ name, code, message, hint }) => ({ name, code, message, hint })),
+  });
+  const problems = () => (ws.problems.length ? { problems: projects().problems } : {});
   app.get('/health', (c) =>
     c.json(
       !c.get('authorized')
         ? { status: 'ok' }
-        : {
-            status: 'ok',
-            name: 'backlog-search',
-            version: VERSION,
-            items: service.size,
-            project: service.projectName,
-            vocabulary: service.vocabulary(),
-            search_mode: service.index.defaultMode(),
-            read_only: options.readOnly === true || service.isDemo,
-            demo: service.isDemo,
-            format: {
-              name: service.format.name,
-              project: service.format.config.project,
-              statuses: service.format.config.statuses,
-              task_prefix: service.format.config.taskPrefix,
+        : ws.multi
+          ? {
+              status: 'ok',
+              name: 'backlog-search',
+              version: VERSION,
+              items: ws.size,
+              // Several backlogs: no one project, vocabulary or format; each is in `projects`.
+              project: null,
+              read_only: readOnly,
+              demo: false,
+              ...projects(),
+            }
+          : {
+              status: 'ok',
+              name: 'backlog-search',
+              version: VERSION,
+              ...describeBacklog(service, readOnly),
+              ...problems(),
             },
-          },
     ),
   );
+  app.get('/projects', (c) => c.json({ status: 'ok', ...projects() }));
 
+  // TODO(after mcp-ws merges): createMcpServer takes a Workspace; pass `ws` here (and in mcp.ts) instead
+  // of the first backlog's service, so /mcp serves every project (notes: /work/notes/viewer-ws.md).
   const closeMcp = mountMcp(app, service, options);
-  const closeEvents = mountApi(app, service);
+  const closeEvents = mountApi(app, ws);
   disposers.set(app, async () => {
     await closeEvents();
     await closeMcp();
@@ -123,7 +179,8 @@ export async function disposeHttpApp(app: HttpApp): Promise<void> {
 }
 
 export interface StartHttpServerOptions extends HttpAppOptions {
-  service: BacklogService;
+  /** One backlog, or a Workspace of several (openWorkspace). */
+  service: BacklogService | Workspace;
   /** Default 127.0.0.1: reachable from this machine only. */
   host?: string;
   /** Default 3030; 0 picks a free port. */

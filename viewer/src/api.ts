@@ -130,13 +130,18 @@ export async function listAll(
   }
 }
 
-/** What goes in the URL for an item: its id for tasks and epics, its path for resources. */
-export function itemRef(item: Pick<ItemSummary, 'id' | 'type' | 'path'>): string {
-  return item.type === 'resource' ? item.path : item.id;
+/**
+ * What goes in the URL for an item: its id for tasks and epics, its path for resources (`demo:docs/a.md`
+ * when the server serves several backlogs).
+ */
+export function itemRef(item: Pick<ItemSummary, 'id' | 'type' | 'path' | 'project'>): string {
+  if (item.type !== 'resource') return item.id;
+  return item.project ? `${item.project}:${item.path}` : item.path;
 }
 
 /** One item by id (`TASK-0001`) or by path (`resources/adr/0001.md`). */
 export function getItem(ref: string, signal?: AbortSignal): Promise<ItemDetail> {
+  // `demo:docs/a.md`: a path (has a slash) in a project; `demo:TASK-1` and URIs go to /tasks/.
   if (ref.includes('/') && !ref.startsWith('mcp://')) {
     return getJson<ItemDetail>(`resources/${ref.split('/').map(encodeURIComponent).join('/')}`, {}, signal);
   }
@@ -160,8 +165,21 @@ export interface Health {
   format: { name: string; project: string | null; statuses: string[]; task_prefix: string };
 }
 
-export function health(): Promise<Health> {
-  return getJson<Health>('health');
+/** One backlog of several served (GET /health `projects`): what /health says of a lone backlog, and its name. */
+export type ProjectInfo = Omit<Health, 'status' | 'version'> & { name: string };
+
+/** GET /health when the server serves several backlogs: no one project, vocabulary or format, but `projects`. */
+export interface WorkspaceHealth extends Omit<Health, 'format' | 'project' | 'vocabulary'> {
+  project: null;
+  format?: undefined;
+  vocabulary?: undefined;
+  projects: ProjectInfo[];
+  /** Folders that could not be opened, each with its error code. */
+  problems: { name: string; code: string; message: string; hint: string }[];
+}
+
+export function health(): Promise<Health | WorkspaceHealth> {
+  return getJson<Health | WorkspaceHealth>('health');
 }
 
 export type Live = 'connecting' | 'live' | 'offline';

@@ -48,6 +48,7 @@ export function listParams(s: UrlState): Params {
     status: s.status || undefined,
     parent_id: s.parent || undefined,
     tags: s.tag || undefined,
+    project: s.project || undefined,
   };
 }
 
@@ -89,13 +90,13 @@ export function useBacklog(state: UrlState, version: number): BacklogData {
 
   useEffect(() => {
     const ctrl = new AbortController();
-    listAll({ sort: 'id', state: 'all' }, ctrl.signal)
+    listAll({ sort: 'id', state: 'all', project: state.project || undefined }, ctrl.signal)
       .then((list) => setAll(list.results))
       .catch((err) => {
         if (!ctrl.signal.aborted) setError(toApiError(err));
       });
     return () => ctrl.abort();
-  }, [version]);
+  }, [version, state.project]);
 
   useEffect(() => {
     const ctrl = new AbortController();

@@ -11,6 +11,18 @@ export const SEARCH_DEBOUNCE_MS = 120;
  */
 export type SpotlightType = 'task' | 'epic' | 'document' | 'decision' | 'milestone' | 'resource';
 
-export function spotlightParams(query: string, types: SpotlightType[], sort: 'relevant' | 'recent') {
-  return { query, types: types.length ? types : undefined, sort, limit: SPOTLIGHT_LIMIT };
+/** `project`: the project chosen when the server serves several backlogs ('' or absent: all of them). */
+export function spotlightParams(
+  query: string,
+  types: SpotlightType[],
+  sort: 'relevant' | 'recent',
+  project = '',
+) {
+  return {
+    query,
+    types: types.length ? types : undefined,
+    sort,
+    limit: SPOTLIGHT_LIMIT,
+    ...(project ? { project } : {}),
+  };
 }

@@ -5,6 +5,7 @@
  *   &parent=EPIC-0001 (older links: &epic=)  &tag=auth
  *   &item=TASK-0001 (or a resource path)
  *   &q=login  &qtypes=task  &qsort=recent     (the spotlight, open while q is present)
+ *   &project=demo                              (several backlogs served: the one shown; absent: all)
  *
  * Parsing and writing it are pure (tested in Node); ./state.ts keeps it in step with history.
  */
@@ -34,6 +35,8 @@ export interface UrlState {
   q: string | null;
   qtypes: ItemType[];
   qsort: 'relevant' | 'recent';
+  /** The project shown when the server serves several backlogs; absent or '' for all of them. */
+  project?: string;
 }
 
 /** Tasks and epics: what the list and board show when the URL names no types. */
@@ -67,12 +70,14 @@ export function parseState(search: string): UrlState {
     q: p.get('q'),
     qtypes: typesOf(p.get('qtypes'), []),
     qsort: p.get('qsort') === 'recent' ? 'recent' : 'relevant',
+    ...(p.get('project') ? { project: p.get('project')!.trim().toLowerCase() } : {}),
   };
 }
 
 /** The search part of the URL for `s`, or `path` when everything is at its default. */
 export function serializeState(s: UrlState, path: string): string {
   const p = new URLSearchParams();
+  if (s.project) p.set('project', s.project);
   if (s.view !== 'list') p.set('view', s.view);
   const sameTypes =
     s.types.length === DEFAULT_TYPES.length && DEFAULT_TYPES.every((t) => s.types.includes(t));

@@ -18,6 +18,8 @@ export interface ItemSummary {
   created_at: string | null;
   /** Backlog.md: active, completed, archived or draft (from the task's folder); null for documents. */
   state: string | null;
+  /** Its project, when the server serves several backlogs (the id is then qualified: `demo:TASK-0001`). */
+  project?: string;
 }
 
 export interface Snippet {
@@ -37,6 +39,8 @@ export interface SearchResult {
   matched_fields: string[];
   /** Where the task stands (active, draft, completed, archived); null for documents. */
   state: string | null;
+  /** Its project, when the server serves several backlogs. */
+  project?: string;
 }
 
 export interface SearchResponse {
@@ -80,6 +84,8 @@ export interface Item {
   path: string;
   file_type: string;
   state: string | null;
+  /** Its project, when the server serves several backlogs. */
+  project?: string;
 }
 
 export interface ItemMetadata {

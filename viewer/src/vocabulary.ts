@@ -49,6 +49,27 @@ export function vocabularyOf(v: Partial<Vocabulary> | undefined | null): Vocabul
   };
 }
 
+/**
+ * The words for several projects shown together (the project switcher's "All"): every kind any has (in
+ * the usual order, the first project's label), every state, and "Parent" where they call parents differently.
+ */
+export function mergeVocabularies(list: Vocabulary[], project: string): Vocabulary {
+  if (list.length === 1) return { ...list[0], project };
+  const kinds = ITEM_TYPES.flatMap((t) => list.flatMap((v) => v.kinds).find((k) => k.type === t) ?? []);
+  const formats = [...new Set(list.map((v) => v.format))];
+  const parents = [...new Set(list.map((v) => v.parent))];
+  return {
+    project,
+    format: formats.length === 1 ? formats[0] : 'mixed',
+    kinds: kinds.length ? kinds : NATIVE_VOCABULARY.kinds,
+    states: ['active', 'draft', 'completed', 'archived'].filter((s) =>
+      list.some((v) => v.states.includes(s)),
+    ),
+    parent: parents.length === 1 ? parents[0] : 'parent',
+    example_ids: list.flatMap((v) => v.example_ids.slice(0, 1)),
+  };
+}
+
 /** The kinds the type filter narrows by; with none chosen, the list shows these (`types` empty: every item). */
 export function selectedKinds(v: Vocabulary, types: ItemType[]): ItemType[] {
   const all = v.kinds.map((k) => k.type);

@@ -1,11 +1,25 @@
 /** The viewer's shell: top bar, filters, the current view, the detail panel and the spotlight. */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { health, itemRef, type Health, type ItemSummary } from '../api.js';
+import {
+  health,
+  itemRef,
+  type Health,
+  type ItemSummary,
+  type ProjectInfo,
+  type WorkspaceHealth,
+} from '../api.js';
 import { inState, ofTypes, useBacklog, useLiveEvents, type Live } from '../data.js';
 import { applyTheme, isMac, statusKey, statusLabel, statusRank, storedTheme, type Theme } from '../format.js';
 import { getState, hrefFor, navigate, useUrlState, type UrlState, type View } from '../state.js';
-import { STATE_LABELS, parentLabel, selectedKinds, toggleKind, vocabularyOf } from '../vocabulary.js';
-import { VocabularyContext, isTaskLike, onNavigate, useVocabulary } from './common.js';
+import {
+  STATE_LABELS,
+  mergeVocabularies,
+  parentLabel,
+  selectedKinds,
+  toggleKind,
+  vocabularyOf,
+} from '../vocabulary.js';
+import { ShowProjectContext, VocabularyContext, isTaskLike, onNavigate, useVocabulary } from './common.js';
 import { DetailPanel } from './detail.js';
 import {
   AutoIcon,
@@ -249,8 +263,47 @@ function Filters({
   );
 }
 
+/**
+ * A board's columns: the configured statuses in board order (Backlog.md's config.yml; the native format's
+ * board keeps the workflow order), then the statuses of the tasks the state filter shows (no "Won't do"
+ * column for archived tasks unseen).
+ */
+function boardStatuses(format: Health['format'] | undefined, items: ItemSummary[], state: string): string[] {
+  return [
+    ...(format?.name === 'backlog-md' ? format.statuses : []),
+    ...items
+      .filter((i) => isTaskLike(i.type) && i.status && inState(i, state))
+      .map((i) => i.status as string),
+  ].filter((s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i);
+}
+
+/** Several backlogs served: the project shown (all, or one), kept in the URL as `project=`. */
+function ProjectSwitcher({ projects, current }: { projects: ProjectInfo[]; current: string }) {
+  return (
+    <label class="select project-switcher">
+      <span id="project-switcher" class="sr-only">
+        Project
+      </span>
+      <select
+        aria-labelledby="project-switcher"
+        value={current}
+        // Another project has other parents (qualified ids); status, tag and types keep their meaning.
+        onChange={(e) => navigate({ project: e.currentTarget.value, parent: '' })}
+      >
+        <option value="">All projects</option>
+        {projects.map((p) => (
+          <option value={p.name} key={p.name}>
+            {p.name} ({p.items})
+          </option>
+        ))}
+        {current && !projects.some((p) => p.name === current) && <option value={current}>{current}</option>}
+      </select>
+    </label>
+  );
+}
+
 /** Says that the server takes no edits: the built-in demo, or a backlog served read-only. */
-function ReadOnlyBanner({ info }: { info: Health }) {
+function ReadOnlyBanner({ info }: { info: Pick<Health, 'read_only' | 'demo'> }) {
   if (!info.read_only && !info.demo) return null;
   return (
     <div class="banner" role="status" data-read-only={info.demo ? 'demo' : 'read-only'}>
@@ -273,7 +326,7 @@ export function App() {
   const state = useUrlState();
   const [version, setVersion] = useState(0);
   const [flashed, setFlashed] = useState<Set<string>>(new Set());
-  const [info, setInfo] = useState<Health | null>(null);
+  const [served, setInfo] = useState<Health | WorkspaceHealth | null>(null);
   const [healthAnswered, setHealthAnswered] = useState(false);
   const flashTimer = useRef<ReturnType<typeof setTimeout>>();
   const lastFocus = useRef<HTMLElement | null>(null);
@@ -285,11 +338,30 @@ export function App() {
     flashTimer.current = setTimeout(() => setFlashed(new Set()), 1800);
   });
   const { all, shown, notShown, error } = useBacklog(state, version);
+  // Several backlogs served: the switcher's choice, or all of them; one backlog: /health says it all.
+  const projects = served && 'projects' in served && served.projects.length > 1 ? served.projects : null;
+  const allProjects = projects !== null && !state.project;
+  const info: Omit<Health, 'status' | 'version'> | null = projects
+    ? (projects.find((p) => p.name === state.project) ?? null)
+    : (served as Health | null);
   const vocabulary = useMemo(
-    () => vocabularyOf(info?.vocabulary ?? (info ? { project: info.project } : null)),
-    [info],
+    () =>
+      allProjects
+        ? mergeVocabularies(
+            projects.map((p) => vocabularyOf(p.vocabulary)),
+            'All projects',
+          )
+        : vocabularyOf(info?.vocabulary ?? (info ? { project: info.project } : null)),
+    [info, allProjects, projects],
   );
-  const project = info ? (info.project ?? vocabulary.project) : '';
+  // Under "All projects" the switcher says the scope; the name says how many.
+  const project = allProjects
+    ? `${projects.length} projects`
+    : projects && !info
+      ? state.project
+      : info
+        ? (info.project ?? vocabulary.project)
+        : '';
 
   useEffect(() => {
     health()
@@ -299,7 +371,11 @@ export function App() {
   }, [version]);
 
   const byId = useMemo(() => new Map((all ?? []).map((i) => [i.id, i])), [all]);
-  const byPath = useMemo(() => new Map((all ?? []).map((i) => [i.path, i])), [all]);
+  // Several backlogs: paths repeat across projects, so they are known as `project:path` (as itemRef writes them).
+  const byPath = useMemo(
+    () => new Map((all ?? []).map((i) => [i.project ? `${i.project}:${i.path}` : i.path, i])),
+    [all],
+  );
   const resolve = useCallback(
     (ref: string) => {
       const item = byId.get(ref) ?? byId.get(ref.toUpperCase()) ?? byPath.get(ref);
@@ -310,15 +386,18 @@ export function App() {
   // The configured statuses in board order (Backlog.md's config.yml), then any other a task has.
   const statuses = useMemo(
     () =>
-      [
-        // A Backlog.md board follows config.yml; the native format's board keeps the workflow order.
-        ...(info?.format.name === 'backlog-md' ? info.format.statuses : []),
-        // Statuses of the tasks the state filter shows: no "Won't do" column for archived tasks unseen.
-        ...(all ?? [])
-          .filter((i) => isTaskLike(i.type) && i.status && inState(i, state.state))
-          .map((i) => i.status as string),
-      ].filter((s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i),
-    [all, info, state.state],
+      allProjects
+        ? projects
+            .flatMap((p) =>
+              boardStatuses(
+                p.format,
+                (all ?? []).filter((i) => i.project === p.name),
+                state.state,
+              ),
+            )
+            .filter((s, i, arr) => arr.findIndex((x) => statusKey(x) === statusKey(s)) === i)
+        : boardStatuses(info?.format, all ?? [], state.state),
+    [all, info, state.state, allProjects, projects],
   );
 
   const spotlightOpen = state.q !== null;
@@ -366,7 +445,7 @@ export function App() {
   useEffect(() => {
     const name = state.item ? (resolve(state.item) ?? state.item) : '';
     const title = name ? (byId.get(name)?.title ?? byPath.get(name)?.title ?? name) : '';
-    const site = project || 'Backlog';
+    const site = allProjects ? 'All projects' : project || 'Backlog';
     document.title = title ? `${title} · ${site}` : site;
   }, [state.item, byId, byPath, resolve, project]);
 
@@ -375,123 +454,206 @@ export function App() {
 
   return (
     <VocabularyContext.Provider value={vocabulary}>
-      <div class={`app ${selected ? 'has-detail' : ''}`} inert={spotlightOpen || undefined}>
-        <a class="skip" href="#content">
-          Skip to content
-        </a>
-        <header class="topbar">
-          <a class="brand" href={hrefFor(state, { item: '', q: null })} onClick={onNavigate({ item: '' })}>
-            <img src="./favicon.svg" alt="" width="24" height="24" />
-            <span class="brand-name">{project}</span>
+      <ShowProjectContext.Provider value={allProjects}>
+        <div class={`app ${selected ? 'has-detail' : ''}`} inert={spotlightOpen || undefined}>
+          <a class="skip" href="#content">
+            Skip to content
           </a>
-          <nav class="tabs" aria-label="Views">
-            {VIEWS.map((v) => (
-              <a
-                key={v.id}
-                class="tab"
-                href={hrefFor(state, { view: v.id })}
-                aria-current={state.view === v.id ? 'page' : undefined}
-                onClick={onNavigate({ view: v.id })}
-              >
-                <v.icon />
-                <span class="tab-label">
-                  {v.id === 'files' && vocabulary.format !== 'native' ? 'Files' : v.label}
-                </span>
-              </a>
-            ))}
-          </nav>
-          <span class="spacer" />
-          <button
-            type="button"
-            class="search-trigger"
-            onClick={openSpotlight}
-            aria-keyshortcuts="Control+K Meta+K"
-            aria-label="Search (Ctrl+K)"
-          >
-            <SearchIcon />
-            <span class="search-trigger-text">Search…</span>
-            <kbd>{isMac ? '⌘K' : 'Ctrl K'}</kbd>
-          </button>
-          <span
-            class={`live live-${live}`}
-            title={LIVE_TEXT[live]}
-            role="status"
-            aria-label={LIVE_TEXT[live]}
-          >
-            <span class="dot" aria-hidden="true" />
-            <span class="live-text">{live === 'live' ? 'Live' : live === 'offline' ? 'Offline' : '…'}</span>
-          </span>
-          <ThemeButton />
-        </header>
-        {info && <ReadOnlyBanner info={info} />}
-        {/* After /health (or its failure): the chips are the backlog's kinds, not the native ones first. */}
-        {state.view !== 'files' && all && healthAnswered && (
-          <Filters
+          <header class="topbar">
+            <a class="brand" href={hrefFor(state, { item: '', q: null })} onClick={onNavigate({ item: '' })}>
+              <img src="./favicon.svg" alt="" width="24" height="24" />
+              <span class="brand-name">{project}</span>
+            </a>
+            {projects && <ProjectSwitcher projects={projects} current={state.project ?? ''} />}
+            <nav class="tabs" aria-label="Views">
+              {VIEWS.map((v) => (
+                <a
+                  key={v.id}
+                  class="tab"
+                  href={hrefFor(state, { view: v.id })}
+                  aria-current={state.view === v.id ? 'page' : undefined}
+                  onClick={onNavigate({ view: v.id })}
+                >
+                  <v.icon />
+                  <span class="tab-label">
+                    {v.id === 'files' && vocabulary.format !== 'native' ? 'Files' : v.label}
+                  </span>
+                </a>
+              ))}
+            </nav>
+            <span class="spacer" />
+            <button
+              type="button"
+              class="search-trigger"
+              onClick={openSpotlight}
+              aria-keyshortcuts="Control+K Meta+K"
+              aria-label="Search (Ctrl+K)"
+            >
+              <SearchIcon />
+              <span class="search-trigger-text">Search…</span>
+              <kbd>{isMac ? '⌘K' : 'Ctrl K'}</kbd>
+            </button>
+            <span
+              class={`live live-${live}`}
+              title={LIVE_TEXT[live]}
+              role="status"
+              aria-label={LIVE_TEXT[live]}
+            >
+              <span class="dot" aria-hidden="true" />
+              <span class="live-text">{live === 'live' ? 'Live' : live === 'offline' ? 'Offline' : '…'}</span>
+            </span>
+            <ThemeButton />
+          </header>
+          {served && <ReadOnlyBanner info={info ?? served} />}
+          {served && 'problems' in served && served.problems?.length ? (
+            <div class="banner problems" role="status">
+              Not opened: {served.problems.map((p) => `${p.name} (${p.code}: ${p.message})`).join('; ')}
+            </div>
+          ) : null}
+          {/* After /health (or its failure): the chips are the backlog's kinds, not the native ones first. */}
+          {state.view !== 'files' && all && healthAnswered && (
+            <Filters
+              state={state}
+              all={all}
+              order={statuses}
+              shownCount={shown?.length ?? null}
+              notShown={notShown}
+            />
+          )}
+          <main class="main" id="content">
+            <div class="view" aria-busy={!visible}>
+              {error && (
+                <div class="notice error" role="alert">
+                  <strong>{error.message}</strong>
+                  {error.hint && <p class="muted">{error.hint}</p>}
+                </div>
+              )}
+              {!visible && !error && <div class="skeleton list" aria-label="Loading" />}
+              {visible && state.view === 'list' && (
+                <ListView
+                  items={visible}
+                  byId={byId}
+                  selected={selected}
+                  flashed={flashed}
+                  statuses={statuses}
+                />
+              )}
+              {visible && state.view === 'board' && allProjects && (
+                <ProjectBoards
+                  projects={projects}
+                  items={visible}
+                  byId={byId}
+                  all={all ?? []}
+                  selected={selected}
+                  flashed={flashed}
+                  state={state.state}
+                />
+              )}
+              {visible && state.view === 'board' && !allProjects && (
+                <BoardView
+                  items={visible}
+                  byId={byId}
+                  selected={selected}
+                  flashed={flashed}
+                  statuses={statuses}
+                />
+              )}
+              {visible && state.view === 'files' && (
+                <FilesView items={visible} selected={selected} flashed={flashed} />
+              )}
+              {visible && state.view !== 'files' && visible.length === 0 && (
+                <div class="empty">
+                  <p>No items match these filters.</p>
+                  <button
+                    type="button"
+                    class="link-btn"
+                    onClick={() => navigate({ status: '', parent: '', tag: '', types: [], state: 'all' })}
+                  >
+                    Show everything
+                  </button>
+                </div>
+              )}
+            </div>
+            {selected && <DetailPanel refId={selected} version={version} byId={byId} resolve={resolve} />}
+          </main>
+        </div>
+        {spotlightOpen && (
+          <Spotlight
             state={state}
-            all={all}
-            order={statuses}
-            shownCount={shown?.length ?? null}
-            notShown={notShown}
+            version={version}
+            onClose={closeSpotlight}
+            exampleId={
+              vocabulary.example_ids[0] ??
+              (all ?? []).find((i) => isTaskLike(i.type))?.id ??
+              (info ? `${info.format.task_prefix}-1` : undefined)
+            }
           />
         )}
-        <main class="main" id="content">
-          <div class="view" aria-busy={!visible}>
-            {error && (
-              <div class="notice error" role="alert">
-                <strong>{error.message}</strong>
-                {error.hint && <p class="muted">{error.hint}</p>}
-              </div>
-            )}
-            {!visible && !error && <div class="skeleton list" aria-label="Loading" />}
-            {visible && state.view === 'list' && (
-              <ListView
-                items={visible}
-                byId={byId}
-                selected={selected}
-                flashed={flashed}
-                statuses={statuses}
-              />
-            )}
-            {visible && state.view === 'board' && (
-              <BoardView
-                items={visible}
-                byId={byId}
-                selected={selected}
-                flashed={flashed}
-                statuses={statuses}
-              />
-            )}
-            {visible && state.view === 'files' && (
-              <FilesView items={visible} selected={selected} flashed={flashed} />
-            )}
-            {visible && state.view !== 'files' && visible.length === 0 && (
-              <div class="empty">
-                <p>No items match these filters.</p>
-                <button
-                  type="button"
-                  class="link-btn"
-                  onClick={() => navigate({ status: '', parent: '', tag: '', types: [], state: 'all' })}
-                >
-                  Show everything
-                </button>
-              </div>
-            )}
-          </div>
-          {selected && <DetailPanel refId={selected} version={version} byId={byId} resolve={resolve} />}
-        </main>
-      </div>
-      {spotlightOpen && (
-        <Spotlight
-          state={state}
-          version={version}
-          onClose={closeSpotlight}
-          exampleId={
-            vocabulary.example_ids[0] ??
-            (all ?? []).find((i) => isTaskLike(i.type))?.id ??
-            (info ? `${info.format.task_prefix}-1` : undefined)
-          }
-        />
-      )}
+      </ShowProjectContext.Provider>
     </VocabularyContext.Provider>
+  );
+}
+
+/**
+ * The board of several projects shown together: a board's columns are one project's statuses, so each
+ * project gets its own section, with its own columns (docs/viewer.md).
+ */
+function ProjectBoards({
+  projects,
+  items,
+  all,
+  byId,
+  selected,
+  flashed,
+  state,
+}: {
+  projects: ProjectInfo[];
+  items: ItemSummary[];
+  /** Every item of every state (a column for each status of the tasks the state filter shows). */
+  all: ItemSummary[];
+  byId: Map<string, ItemSummary>;
+  selected: string;
+  flashed: Set<string>;
+  state: string;
+}) {
+  return (
+    <div class="board-stack">
+      {projects.map((p) => {
+        const mine = items.filter((i) => i.project === p.name);
+        return (
+          <section
+            class="board-section"
+            key={p.name}
+            data-project={p.name}
+            aria-labelledby={`board-${p.name}`}
+          >
+            <h2 class="board-project" id={`board-${p.name}`}>
+              <a
+                href={hrefFor(getState(), { project: p.name })}
+                onClick={onNavigate({ project: p.name, parent: '' })}
+              >
+                {p.project ?? p.name}
+              </a>
+              <span class="count">{mine.length}</span>
+            </h2>
+            {/* The section names the project: no badge on each of its cards. */}
+            <ShowProjectContext.Provider value={false}>
+              <BoardView
+                items={mine}
+                byId={byId}
+                selected={selected}
+                flashed={flashed}
+                statuses={boardStatuses(
+                  p.format,
+                  all.filter((i) => i.project === p.name),
+                  state,
+                )}
+                label={p.name}
+              />
+            </ShowProjectContext.Provider>
+          </section>
+        );
+      })}
+    </div>
   );
 }

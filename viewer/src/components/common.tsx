@@ -10,6 +10,20 @@ import { EpicIcon, ParentTaskIcon, TypeIcon } from './icons.js';
 export const VocabularyContext = createContext<Vocabulary>(NATIVE_VOCABULARY);
 export const useVocabulary = () => useContext(VocabularyContext);
 
+/** Several projects are shown together (the switcher's "All"): rows, cards and hits name their project. */
+export const ShowProjectContext = createContext(false);
+
+/** The project an item belongs to, when several are shown together; nothing otherwise. */
+export function ProjectBadge({ project }: { project: string | undefined }) {
+  const show = useContext(ShowProjectContext);
+  if (!show || !project) return null;
+  return (
+    <span class="project-badge" title={`Project: ${project}`} data-project={project}>
+      {project}
+    </span>
+  );
+}
+
 /** Plain clicks on viewer links navigate in place; modified clicks (new tab, copy) keep the href. */
 export function onNavigate(patch: Partial<UrlState>) {
   return (e: JSX.TargetedMouseEvent<HTMLAnchorElement>) => {
@@ -74,7 +88,7 @@ export function ItemLink({
   title,
   children,
 }: {
-  item: Pick<ItemSummary, 'id' | 'type' | 'path'>;
+  item: Pick<ItemSummary, 'id' | 'type' | 'path' | 'project'>;
   class?: string;
   /** A tooltip. */
   title?: string;
@@ -94,10 +108,12 @@ export function ItemLink({
   );
 }
 
-/** The short name shown for an item: its id, or the file name for a resource. */
-export function shortId(item: Pick<ItemSummary, 'id' | 'type' | 'path'>): string {
-  return item.type === 'resource' || item.id.startsWith('mcp://')
-    ? item.path.slice(item.path.lastIndexOf('/') + 1)
+/** The short name shown for an item: its id (without its project: that shows apart), or a resource's file name. */
+export function shortId(item: Pick<ItemSummary, 'id' | 'type' | 'path' | 'project'>): string {
+  if (item.type === 'resource' || item.id.startsWith('mcp://'))
+    return item.path.slice(item.path.lastIndexOf('/') + 1);
+  return item.project && item.id.startsWith(`${item.project}:`)
+    ? item.id.slice(item.project.length + 1)
     : item.id;
 }
 
@@ -110,7 +126,7 @@ export function ownId(item: Pick<ItemSummary, 'id'>): string | null {
  * The short id in a row, cut with an ellipsis by CSS when it is long (a file name can be 80 characters):
  * never wider than its column, the whole of it in the tooltip.
  */
-export function IdLabel({ item }: { item: Pick<ItemSummary, 'id' | 'type' | 'path'> }) {
+export function IdLabel({ item }: { item: Pick<ItemSummary, 'id' | 'type' | 'path' | 'project'> }) {
   const id = shortId(item);
   return (
     <span class="row-id" title={id}>

@@ -1,6 +1,6 @@
 /** An item's detail: fields, parent and children links, references, and the body rendered. */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, getItem, type ItemDetail, type ItemSummary } from '../api.js';
 import { toApiError } from '../data.js';
 import { fullDate } from '../format.js';
@@ -85,8 +85,17 @@ function ChildLink({ item }: { item: ItemSummary }) {
   );
 }
 
-function Reference({ value, byId }: { value: string; byId: Map<string, ItemSummary> }) {
-  const known = byId.get(value);
+function Reference({
+  value,
+  byId,
+  project,
+}: {
+  value: string;
+  byId: Map<string, ItemSummary>;
+  project: string | undefined;
+}) {
+  // Several backlogs served: ids are qualified, a file's references are its own project's.
+  const known = byId.get(value) ?? (project ? byId.get(`${project}:${value}`) : undefined);
   if (known) return <RelatedLink item={known} />;
   if (/^https?:\/\//i.test(value))
     return (
@@ -139,6 +148,12 @@ export function DetailPanel({
     }
   }, [detail, refId]);
 
+  // Several backlogs served: an id or a path in the body is one of the item's own project.
+  const project = detail?.item.project;
+  const inProject = useCallback(
+    (ref: string) => resolve(ref) ?? (project ? resolve(`${project}:${ref}`) : undefined),
+    [resolve, project],
+  );
   const vocabulary = useVocabulary();
   // "Epic" above a task of an epic, "Parent task" above a sub-task.
   const parentWord = detail?.parent?.type === 'epic' ? 'Epic' : 'Parent task';
@@ -227,11 +242,12 @@ export function DetailPanel({
             <Field label="Author">{detail.item.author}</Field>
             <Field label="Created">{fullDate(detail.item.created_at)}</Field>
             <Field label="Updated">{fullDate(detail.item.updated_at)}</Field>
+            <Field label="Project">{detail.item.project}</Field>
             <Field label="File">
               <code>{detail.item.path}</code>
             </Field>
           </dl>
-          <Body detail={detail} resolve={resolve} />
+          <Body detail={detail} resolve={inProject} />
           {detail.children.length > 0 && (
             <section class="children" aria-labelledby="children-title">
               <h2 id="children-title">
@@ -257,7 +273,7 @@ export function DetailPanel({
               <ul>
                 {detail.item.references.map((r) => (
                   <li key={r}>
-                    <Reference value={r} byId={byId} />
+                    <Reference value={r} byId={byId} project={detail.item.project} />
                   </li>
                 ))}
               </ul>

@@ -12,7 +12,7 @@ import { highlightHtml } from '../highlight.js';
 import { SEARCH_DEBOUNCE_MS, spotlightParams } from '../search-params.js';
 import { ITEM_TYPES, navigate, type ItemType, type UrlState } from '../state.js';
 import { spotlightKinds } from '../vocabulary.js';
-import { IdLabel, StateBadge, StatusPill, useVocabulary } from './common.js';
+import { IdLabel, ProjectBadge, StateBadge, StatusPill, useVocabulary } from './common.js';
 import { ClockIcon, CloseIcon, SearchIcon, TypeIcon } from './icons.js';
 
 const MODE_LABELS: Record<string, string> = { bm25: 'BM25', hybrid: 'Hybrid', semantic: 'Semantic' };
@@ -74,6 +74,7 @@ function ResultOption({
         )}
       </div>
       <div class="sl-side">
+        <ProjectBadge project={r.project} />
         <IdLabel item={r} />
         {r.status && r.type !== 'resource' && <StatusPill status={r.status} />}
       </div>
@@ -135,15 +136,19 @@ export function Spotlight({
     setLoading(true);
     const timer = setTimeout(async () => {
       try {
-        const res = await search(spotlightParams(query, types, sort), ctrl.signal);
+        const res = await search(spotlightParams(query, types, sort, state.project), ctrl.signal);
         if (ctrl.signal.aborted) return;
         setResponse(res);
-        setResponseKey(`${query}|${types.join(',')}|${sort}`);
+        // The project goes in the key only when one is chosen: one backlog's keys stay as they were.
+        setResponseKey(`${query}|${types.join(',')}|${sort}${state.project ? `|${state.project}` : ''}`);
         setError(null);
         setActive((a) => (a < res.results.length ? a : 0));
         setElsewhere(null);
         if (res.total === 0 && types.length) {
-          const all = await search({ query, limit: 1 }, ctrl.signal);
+          const all = await search(
+            { query, limit: 1, ...(state.project ? { project: state.project } : {}) },
+            ctrl.signal,
+          );
           if (!ctrl.signal.aborted) setElsewhere(all.total);
         }
       } catch (err) {
@@ -158,7 +163,7 @@ export function Spotlight({
       clearTimeout(timer);
       ctrl.abort();
     };
-  }, [query, types.join(','), sort, version]);
+  }, [query, types.join(','), sort, version, state.project]);
 
   const results = query ? (response?.results ?? []) : [];
   const recentShown = query ? [] : recent;

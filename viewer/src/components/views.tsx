@@ -1,5 +1,5 @@
 /** The three ways to browse: a list grouped by status, a board, and the resources as a folder tree. */
-import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
+import { useContext, useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import { itemRef, type ItemSummary } from '../api.js';
 import { fullDate, relativeDate, statusKey, statusLabel, statusRank, statusTone } from '../format.js';
 import { getState, hrefFor } from '../state.js';
@@ -8,6 +8,8 @@ import {
   IdLabel,
   ItemLink,
   ParentIcon,
+  ProjectBadge,
+  ShowProjectContext,
   StateBadge,
   Tags,
   isTaskLike,
@@ -120,6 +122,7 @@ export function ListView({ items, byId, selected, flashed, statuses }: ViewProps
                   <IdLabel item={item} />
                   <span class="row-title">{item.title}</span>
                   <span class="row-meta">
+                    <ProjectBadge project={item.project} />
                     <StateBadge state={item.state} />
                     <ParentLabel item={item} byId={byId} />
                     <Tags tags={item.tags} />
@@ -135,7 +138,14 @@ export function ListView({ items, byId, selected, flashed, statuses }: ViewProps
   );
 }
 
-export function BoardView({ items, byId, selected, flashed, statuses }: ViewProps) {
+export function BoardView({
+  items,
+  byId,
+  selected,
+  flashed,
+  statuses,
+  label,
+}: ViewProps & { label?: string }) {
   const groups = useMemo(
     () => groupByStatus(items, { order: statuses, columns: statuses }),
     [items, statuses],
@@ -148,10 +158,15 @@ export function BoardView({ items, byId, selected, flashed, statuses }: ViewProp
     if (board.current) board.current.scrollLeft = 0;
   }, [columns]);
   return (
-    <div class="board" ref={board}>
+    <div class="board" ref={board} aria-label={label}>
       {groups.map((g) => (
-        <section class="column" key={g.key} aria-labelledby={`col-${g.key}`} data-status={g.key}>
-          <h2 class="column-title" id={`col-${g.key}`}>
+        <section
+          class="column"
+          key={g.key}
+          aria-labelledby={`col-${label ?? ''}${g.key}`}
+          data-status={g.key}
+        >
+          <h2 class="column-title" id={`col-${label ?? ''}${g.key}`}>
             <span class={`dot tone-${statusTone(g.status)}`} aria-hidden="true" />
             {statusLabel(g.status)}
             <span class="count">{g.items.length}</span>
@@ -168,6 +183,7 @@ export function BoardView({ items, byId, selected, flashed, statuses }: ViewProp
                   </span>
                   <span class="card-title">{item.title}</span>
                   <span class="card-foot">
+                    <ProjectBadge project={item.project} />
                     <ParentLabel item={item} byId={byId} />
                     <Tags tags={item.tags} max={2} />
                   </span>
@@ -189,10 +205,11 @@ interface Folder {
   files: ItemSummary[];
 }
 
-function buildTree(items: ItemSummary[]): Folder {
+/** The folder tree of `items`; `byProject`: one top folder per project (several shown together). */
+function buildTree(items: ItemSummary[], byProject = false): Folder {
   const root: Folder = { name: '', path: '', folders: new Map(), files: [] };
   for (const item of items) {
-    const parts = item.path.split('/');
+    const parts = (byProject && item.project ? `${item.project}/${item.path}` : item.path).split('/');
     let node = root;
     for (const part of parts.slice(0, -1)) {
       let next = node.folders.get(part);
@@ -269,7 +286,15 @@ export function FilesView({
   selected: string;
   flashed: Set<string>;
 }) {
-  const tree = useMemo(() => buildTree(items.filter((i) => !isTaskLike(i.type))), [items]);
+  const byProject = useContext(ShowProjectContext);
+  const tree = useMemo(
+    () =>
+      buildTree(
+        items.filter((i) => !isTaskLike(i.type)),
+        byProject,
+      ),
+    [items, byProject],
+  );
   if (!tree.files.length && !tree.folders.size)
     return <p class="empty">No resource files in this backlog: documents go anywhere outside tasks/.</p>;
   return (
