@@ -1,6 +1,7 @@
 /**
  * Whole processes, as agents meet the project (issue #23): one CLI call per question, and an MCP stdio
- * server started per session. Each case is a fresh `node dist/cli/main.js ...` on a copy of the
+ * server started per session. Each case is a fresh `node <the package's bin> ...` (dist/bin/backlog-search.js,
+ * the bundled CLI; an older build's may be dist/cli/main.js) on a copy of the
  * Backlog.md folder whose `.cache/` is written; `node -e 0` runs in the same rounds as the baseline.
  * One untimed warm-up round, then `--runs` rounds (default 7), the cases taking turns within a round so
  * that a burst of load on a shared machine lands on all of them. Medians of wall time (spawn to exit) and
@@ -10,7 +11,7 @@
  *
  * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
  * the default search answered hybrid from the cached embeddings.
- * `--base <dir>`: another build of the project (a folder with dist/cli/main.js, e.g. an older commit's),
+ * `--base <dir>`: another build of the project (a folder with package.json and dist/, e.g. an older commit's),
  * run in the same rounds: each case gets a row "(base)" beside it.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -23,7 +24,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+/** The command a build installs: package.json's bin, in the folder `root`. */
+function binOf(root: string): string {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return join(root, pkg.bin['backlog-search']);
+}
+const CLI = binOf(ROOT);
 const SOURCE = join(
   resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
   'backlog-md',
@@ -116,7 +122,7 @@ async function main(): Promise<void> {
       runProcess([process.execPath, main, ...args], env);
   // Writes .cache/index.bin (a first start reads every file).
   await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')(CLI);
-  const baseCli = flags.base ? join(resolve(flags.base), 'dist', 'cli', 'main.js') : undefined;
+  const baseCli = flags.base ? binOf(resolve(flags.base)) : undefined;
   if (baseCli && !existsSync(baseCli)) throw new Error(`no ${baseCli}`);
 
   const cases: Case[] = [
