@@ -231,6 +231,16 @@ export class LexicalIndex {
     return this.pending ?? Promise.resolve();
   }
 
+  /**
+   * Replaces the whole index with `docs` at once, in the languages the analyzer has now (no detector):
+   * the fallback of a restore that failed after the process had started answering.
+   */
+  buildNow(docs: SearchDocument[]): void {
+    this.pending = null;
+    this.pendingDocs = null;
+    this.reindex(docs);
+  }
+
   /** Indexes `docs` again, at once, in the languages the detector decided. */
   private reindex(docs: SearchDocument[]): void {
     this.reset();
