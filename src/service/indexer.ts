@@ -195,6 +195,7 @@ export class Indexer {
       const cachePath = this.cachePath!;
       this.index.restoreLater(snapshot.index, docs, (why) => {
         unusable(why);
+        this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
         // The index was built from the items instead; the next start rebuilds the cache from the files.
         rmSync(cachePath, { force: true });
       });
