@@ -11,6 +11,9 @@
  *
  * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
  * the default search answered hybrid from the cached embeddings.
+ * `--smoke`: CI's check (.ci/run): fails when a case's median is over its `smoke` bound, a multiple of
+ * `node -e 0` in the same rounds, generous on purpose (a shared machine): it catches a regression to
+ * seconds, not a few percent.
  * `--base <dir>`: another build of the project (a folder with package.json and dist/, e.g. an older commit's),
  * run in the same rounds: each case gets a row "(base)" beside it.
  */
@@ -43,6 +46,7 @@ const { values: flags } = parseArgs({
     hybrid: { type: 'string' },
     base: { type: 'string' },
     json: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
   },
 });
 const runs = Math.max(1, Number(flags.runs));
@@ -99,6 +103,8 @@ interface Case {
   run: (main: string) => Promise<Sample>;
   /** The issue's target, seconds (and MiB). */
   target?: string;
+  /** --smoke fails over this many times `node -e 0` (MCP: the first backlog_search). */
+  smoke?: number;
 }
 
 const median = (xs: number[]) => {
@@ -127,17 +133,19 @@ async function main(): Promise<void> {
 
   const cases: Case[] = [
     { name: '`node -e 0` (baseline)', run: () => runProcess([process.execPath, '-e', '0'], env) },
-    { name: '`--version`', run: cli('--version'), target: '<= 0.15 s' },
-    { name: '`--help`', run: cli('--help') },
+    { name: '`--version`', run: cli('--version'), target: '<= 0.15 s', smoke: 5 },
+    { name: '`--help`', run: cli('--help'), smoke: 10 },
     {
       name: '`search --embeddings none`',
       run: cli('--dir', dir, '--embeddings', 'none', 'search', QUERY),
       target: '<= 0.30 s, <= 100 MiB',
+      smoke: 25,
     },
     {
       name: '`search` (default; no embedding cached: bm25)',
       run: cli('--dir', dir, 'search', QUERY),
       target: '<= 0.30 s',
+      smoke: 25,
     },
     ...(flags.hybrid
       ? [
@@ -148,13 +156,14 @@ async function main(): Promise<void> {
           },
         ]
       : []),
-    { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s' },
-    { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s' },
+    { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s', smoke: 25 },
+    { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s', smoke: 25 },
     { name: '`diagnostics`', run: cli('--dir', dir, 'diagnostics') },
     {
       name: '`mcp`: initialize / first backlog_search',
       run: (main) => runMcp(main, dir, env),
       target: '<= 0.3 s / <= 0.6 s',
+      smoke: 30,
     },
   ];
 
@@ -162,7 +171,7 @@ async function main(): Promise<void> {
   const runsOf = new Map<Case, string>(cases.map((c) => [c, CLI]));
   if (baseCli)
     for (const c of cases.slice(1).reverse()) {
-      const twin: Case = { name: `${c.name} (base)`, run: c.run };
+      const twin: Case = { name: `${c.name} (base)`, run: c.run }; // no smoke bound: the base is not checked
       runsOf.set(twin, baseCli);
       cases.splice(cases.indexOf(c) + 1, 0, twin);
     }
@@ -184,6 +193,7 @@ async function main(): Promise<void> {
     const rss = ss.some((s) => s.rssMb !== undefined) ? median(ss.map((s) => s.rssMb!)) : undefined;
     return {
       name: c.name,
+      smoke: c.smoke,
       ms,
       first,
       ratio: ms / baseline,
@@ -192,10 +202,30 @@ async function main(): Promise<void> {
       target: c.target,
     };
   });
-  if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ runs, node: process.version, rows }, null, 2)}\n`);
-    return;
+  const over = rows.filter((r) => r.smoke !== undefined && (r.firstRatio ?? r.ratio) > r.smoke);
+  if (flags.json) process.stdout.write(`${JSON.stringify({ runs, node: process.version, rows }, null, 2)}\n`);
+  else printTable(rows);
+  if (flags.smoke) {
+    for (const r of over)
+      process.stderr.write(
+        `smoke: ${r.name} took ${(r.firstRatio ?? r.ratio).toFixed(1)}x node -e 0 (bound ${r.smoke}x)\n`,
+      );
+    if (over.length) process.exitCode = 1;
+    else process.stderr.write('smoke: every case within its bound\n');
   }
+}
+
+function printTable(
+  rows: {
+    name: string;
+    ms: number;
+    first?: number;
+    ratio: number;
+    firstRatio?: number;
+    rss?: number;
+    target?: string;
+  }[],
+): void {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   process.stdout.write(
     `Node ${process.version}, ${runs} rounds after a warm-up, medians; ratio: over \`node -e 0\` in the same rounds.\n\n` +

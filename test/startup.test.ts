@@ -26,6 +26,10 @@ let base: string;
 let cli: string;
 /** The bundled command (package.json's bin). */
 let bin: string;
+/** `node -e 0` here now (median of 3): the time bounds scale with it on a loaded machine. */
+let nodeMs: number;
+/** `ms`, or `times` x `node -e 0` when the machine is so loaded that this is more. */
+const bound = (ms: number, times: number) => Math.max(ms, times * nodeMs);
 let dir: string;
 let cleanup: () => Promise<void>;
 
@@ -48,9 +52,16 @@ beforeAll(async () => {
   await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
   cli = join(base, 'dist', 'cli', 'main.js');
   bin = join(base, 'dist', 'bin', 'backlog-search.js');
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    await run(process.execPath, ['-e', '0']);
+    starts.push(performance.now() - t);
+  }
+  nodeMs = starts.sort((a, b) => a - b)[1];
   ({ dir, cleanup } = await tempBacklog());
   await run(process.execPath, [cli, '--dir', dir, 'list', '-n', '1']); // writes .cache/index.bin
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await cleanup?.();
@@ -80,7 +91,7 @@ describe('start-up (issue #23)', () => {
       'cli/main.js',
       'version.js',
     ]);
-    expect(res.ms).toBeLessThan(2000);
+    expect(res.ms).toBeLessThan(bound(2000, 8));
   });
 
   it.each([
@@ -96,7 +107,7 @@ describe('start-up (issue #23)', () => {
     expect(res.stdout.length).toBeGreaterThan(0);
     expect(res.modules.length).toBeGreaterThan(2); // the log works
     expect(res.modules.filter((m) => HEAVY.test(m))).toEqual([]);
-    expect(res.ms).toBeLessThan(5000);
+    expect(res.ms).toBeLessThan(bound(5000, 25));
   });
 
   it('the bundled command answers as the compiled one, from a few files of its own', async () => {
@@ -117,7 +128,7 @@ describe('start-up (issue #23)', () => {
       ];
       expect(b.stdout).toBe(a.stdout);
     }
-  });
+  }, 180_000);
 
   it('a default search says why it ran bm25 when nothing is embedded', async () => {
     const res = await traced(['--dir', dir, 'search', 'login', '--json']);
@@ -159,10 +170,10 @@ describe('start-up (issue #23)', () => {
       const structured = res.structuredContent as { status: string; results: { id: string }[] };
       expect(structured.status).toBe('ok');
       expect(structured.results.length).toBeGreaterThan(0);
-      expect(initialized).toBeLessThan(3000);
-      expect(performance.now() - started).toBeLessThan(5000);
+      expect(initialized).toBeLessThan(bound(3000, 15));
+      expect(performance.now() - started).toBeLessThan(bound(5000, 25));
     } finally {
       await client.close();
     }
-  });
+  }, 60_000);
 });
