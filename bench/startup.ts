@@ -54,6 +54,8 @@ const runs = Math.max(1, Number(flags.runs));
 interface Sample {
   ms: number;
   rssMb?: number;
+  /** CPU time of the process, user + system (less bent by a loaded machine than wall time). */
+  cpuMs?: number;
   /** MCP: the first backlog_search answered, ms after spawn. */
   firstMs?: number;
 }
@@ -61,14 +63,18 @@ interface Sample {
 /** Runs argv to completion; wall time, and peak RSS when /usr/bin/time is here. Fails on a non-zero exit. */
 function runProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
   const timed = existsSync(TIME);
-  const [file, args] = timed ? [TIME, ['-f', '%M', ...argv]] : [argv[0], argv.slice(1)];
+  const [file, args] = timed ? [TIME, ['-f', '%M %U %S', ...argv]] : [argv[0], argv.slice(1)];
   const started = performance.now();
   return new Promise((done, fail) => {
     execFile(file, args, { env, maxBuffer: 64 << 20 }, (err, _stdout, stderr) => {
       const ms = performance.now() - started;
       if (err) return fail(new Error(`${argv.join(' ')}: ${err.message}\n${stderr}`));
-      const kb = timed ? Number(stderr.trim().split('\n').at(-1)) : NaN;
-      done({ ms, ...(Number.isFinite(kb) ? { rssMb: kb / 1024 } : {}) });
+      const [kb, user, sys] = (timed ? stderr.trim().split('\n').at(-1)! : '').split(' ').map(Number);
+      done({
+        ms,
+        ...(Number.isFinite(kb) ? { rssMb: kb / 1024 } : {}),
+        ...(Number.isFinite(user + sys) ? { cpuMs: (user + sys) * 1000 } : {}),
+      });
     });
   });
 }
@@ -91,7 +97,16 @@ async function runMcp(main: string, dir: string, env: NodeJS.ProcessEnv): Promis
     if (res.isError) throw new Error(`backlog_search failed: ${JSON.stringify(res.content)}`);
     const status = transport.pid ? readFileSync(`/proc/${transport.pid}/status`, 'utf8') : '';
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-    return { ms, firstMs, ...(hwm ? { rssMb: Number(hwm[1]) / 1024 } : {}) };
+    // utime and stime (clock ticks, 100 a second on Linux), fields 14 and 15 of /proc/<pid>/stat.
+    const stat = transport.pid ? readFileSync(`/proc/${transport.pid}/stat`, 'utf8') : '';
+    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpuMs = (Number(ticks[11]) + Number(ticks[12])) * 10;
+    return {
+      ms,
+      firstMs,
+      ...(hwm ? { rssMb: Number(hwm[1]) / 1024 } : {}),
+      ...(Number.isFinite(cpuMs) ? { cpuMs } : {}),
+    };
   } finally {
     await client.close();
   }
@@ -186,11 +201,18 @@ async function main(): Promise<void> {
   await rm(base, { recursive: true, force: true });
 
   const baseline = median(samples.get(cases[0])!.map((s) => s.ms));
+  const cpuBaseline = median(
+    samples
+      .get(cases[0])!
+      .filter((s) => s.cpuMs !== undefined)
+      .map((s) => s.cpuMs!),
+  );
   const rows = cases.map((c) => {
     const ss = samples.get(c)!;
     const ms = median(ss.map((s) => s.ms));
     const first = ss.some((s) => s.firstMs !== undefined) ? median(ss.map((s) => s.firstMs!)) : undefined;
     const rss = ss.some((s) => s.rssMb !== undefined) ? median(ss.map((s) => s.rssMb!)) : undefined;
+    const cpu = ss.some((s) => s.cpuMs !== undefined) ? median(ss.map((s) => s.cpuMs!)) : undefined;
     return {
       name: c.name,
       smoke: c.smoke,
@@ -199,6 +221,8 @@ async function main(): Promise<void> {
       ratio: ms / baseline,
       firstRatio: first && first / baseline,
       rss,
+      cpu,
+      cpuRatio: cpu && cpuBaseline ? cpu / cpuBaseline : undefined,
       target: c.target,
     };
   });
@@ -223,20 +247,25 @@ function printTable(
     ratio: number;
     firstRatio?: number;
     rss?: number;
+    cpu?: number;
+    cpuRatio?: number;
     target?: string;
   }[],
 ): void {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   process.stdout.write(
     `Node ${process.version}, ${runs} rounds after a warm-up, medians; ratio: over \`node -e 0\` in the same rounds.\n\n` +
-      '| process | wall s | / node -e 0 | peak RSS MiB | target |\n|---|---|---|---|---|\n',
+      '| process | wall s | / node -e 0 | CPU s (user+sys) | / node -e 0 | peak RSS MiB | target |\n' +
+      '|---|---|---|---|---|---|---|\n',
   );
   for (const r of rows) {
     const wall = r.first === undefined ? s(r.ms) : `${s(r.ms)} / ${s(r.first)}`;
     const ratio =
       r.firstRatio === undefined ? r.ratio.toFixed(2) : `${r.ratio.toFixed(2)} / ${r.firstRatio.toFixed(2)}`;
     process.stdout.write(
-      `| ${r.name} | ${wall} | ${ratio}x | ${r.rss === undefined ? '-' : r.rss.toFixed(0)} | ${r.target ?? ''} |\n`,
+      `| ${r.name} | ${wall} | ${ratio}x | ${r.cpu === undefined ? '-' : s(r.cpu)} | ` +
+        `${r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}x`} | ` +
+        `${r.rss === undefined ? '-' : r.rss.toFixed(0)} | ${r.target ?? ''} |\n`,
     );
   }
 }
