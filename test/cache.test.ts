@@ -200,9 +200,14 @@ describe('persisted index', () => {
     const svc = new OramaSearchService();
     await svc.build([{ id: 'ru', title: 'Перевод интерфейса', body: 'переводы на русский язык' }]);
     const bytes = await svc.serialize();
-    const theirs = await pluginRestore('binary', Buffer.from(bytes).toString('hex'));
-    // Orama's default tokenizer treats Cyrillic as a separator: the restored database finds nothing.
-    expect((await oramaSearch(theirs, { term: 'перевод' })).count).toBe(0);
+    // Orama's default tokenizer treats Cyrillic as a separator, and its default index cannot read the text
+    // fields' vocabulary trees (bytes of their own since CACHE_FORMAT 12): the restored database finds
+    // nothing, or fails to search at all.
+    const found = await (async () => {
+      const theirs = await pluginRestore('binary', Buffer.from(bytes).toString('hex'));
+      return (await oramaSearch(theirs, { term: 'перевод' })).count;
+    })().catch(() => 0);
+    expect(found).toBe(0);
     const ours = new OramaSearchService();
     ours.restore(bytes);
     expect(ours.search({ query: 'перевод' }).hits.map((h) => h.id)).toEqual(['ru']);
