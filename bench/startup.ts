@@ -1,6 +1,7 @@
 /**
  * Whole processes, as agents meet the project (issue #23): one CLI call per question, and an MCP stdio
- * server started per session. Each case is a fresh `node dist/cli/main.js ...` on a copy of the
+ * server started per session. Each case is a fresh `node <the package's bin> ...` (dist/bin/backlog-search.js,
+ * the bundled CLI; an older build's may be dist/cli/main.js) on a copy of the
  * Backlog.md folder whose `.cache/` is written; `node -e 0` runs in the same rounds as the baseline.
  * One untimed warm-up round, then `--runs` rounds (default 7), the cases taking turns within a round so
  * that a burst of load on a shared machine lands on all of them. Medians of wall time (spawn to exit) and
@@ -10,7 +11,11 @@
  *
  * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
  * the default search answered hybrid from the cached embeddings.
- * `--base <dir>`: another build of the project (a folder with dist/cli/main.js, e.g. an older commit's),
+ * `--smoke`: CI's check (.ci/run): fails when a case's median is over its `smoke` bound, a multiple of
+ * `node -e 0` in the same rounds, generous on purpose (a shared machine): it catches a regression to
+ * seconds, not a few percent.
+ * `--base <dir>`: another build of the project (a folder with package.json and dist/, e.g. an older commit's,
+ * on a copy of the folder of its own),
  * run in the same rounds: each case gets a row "(base)" beside it.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -23,7 +28,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+/** The command a build installs: package.json's bin, in the folder `root`. */
+function binOf(root: string): string {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return join(root, pkg.bin['backlog-search']);
+}
+const CLI = binOf(ROOT);
 const SOURCE = join(
   resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
   'backlog-md',
@@ -37,6 +47,7 @@ const { values: flags } = parseArgs({
     hybrid: { type: 'string' },
     base: { type: 'string' },
     json: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
   },
 });
 const runs = Math.max(1, Number(flags.runs));
@@ -44,6 +55,8 @@ const runs = Math.max(1, Number(flags.runs));
 interface Sample {
   ms: number;
   rssMb?: number;
+  /** CPU time of the process, user + system (less bent by a loaded machine than wall time). */
+  cpuMs?: number;
   /** MCP: the first backlog_search answered, ms after spawn. */
   firstMs?: number;
 }
@@ -51,14 +64,18 @@ interface Sample {
 /** Runs argv to completion; wall time, and peak RSS when /usr/bin/time is here. Fails on a non-zero exit. */
 function runProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
   const timed = existsSync(TIME);
-  const [file, args] = timed ? [TIME, ['-f', '%M', ...argv]] : [argv[0], argv.slice(1)];
+  const [file, args] = timed ? [TIME, ['-f', '%M %U %S', ...argv]] : [argv[0], argv.slice(1)];
   const started = performance.now();
   return new Promise((done, fail) => {
     execFile(file, args, { env, maxBuffer: 64 << 20 }, (err, _stdout, stderr) => {
       const ms = performance.now() - started;
       if (err) return fail(new Error(`${argv.join(' ')}: ${err.message}\n${stderr}`));
-      const kb = timed ? Number(stderr.trim().split('\n').at(-1)) : NaN;
-      done({ ms, ...(Number.isFinite(kb) ? { rssMb: kb / 1024 } : {}) });
+      const [kb, user, sys] = (timed ? stderr.trim().split('\n').at(-1)! : '').split(' ').map(Number);
+      done({
+        ms,
+        ...(Number.isFinite(kb) ? { rssMb: kb / 1024 } : {}),
+        ...(Number.isFinite(user + sys) ? { cpuMs: (user + sys) * 1000 } : {}),
+      });
     });
   });
 }
@@ -81,7 +98,16 @@ async function runMcp(main: string, dir: string, env: NodeJS.ProcessEnv): Promis
     if (res.isError) throw new Error(`backlog_search failed: ${JSON.stringify(res.content)}`);
     const status = transport.pid ? readFileSync(`/proc/${transport.pid}/status`, 'utf8') : '';
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-    return { ms, firstMs, ...(hwm ? { rssMb: Number(hwm[1]) / 1024 } : {}) };
+    // utime and stime (clock ticks, 100 a second on Linux), fields 14 and 15 of /proc/<pid>/stat.
+    const stat = transport.pid ? readFileSync(`/proc/${transport.pid}/stat`, 'utf8') : '';
+    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpuMs = (Number(ticks[11]) + Number(ticks[12])) * 10;
+    return {
+      ms,
+      firstMs,
+      ...(hwm ? { rssMb: Number(hwm[1]) / 1024 } : {}),
+      ...(Number.isFinite(cpuMs) ? { cpuMs } : {}),
+    };
   } finally {
     await client.close();
   }
@@ -93,6 +119,8 @@ interface Case {
   run: (main: string) => Promise<Sample>;
   /** The issue's target, seconds (and MiB). */
   target?: string;
+  /** --smoke fails over this many times `node -e 0` (MCP: the first backlog_search). */
+  smoke?: number;
 }
 
 const median = (xs: number[]) => {
@@ -110,28 +138,35 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...process.env, BACKLOG_EMBEDDINGS: '', BACKLOG_DIR: '', NO_COLOR: '1' };
   delete env.BACKLOG_EMBEDDINGS;
   delete env.BACKLOG_DIR;
+  const baseCli = flags.base ? binOf(resolve(flags.base)) : undefined;
+  if (baseCli && !existsSync(baseCli)) throw new Error(`no ${baseCli}`);
+  // The base build gets a copy of its own: a cache in another format would be rebuilt at every turn.
+  const baseDir = join(base, 'backlog-base');
+  if (baseCli) await cp(SOURCE, baseDir, { recursive: true });
+  const dirFor = (main: string) => (main === baseCli ? baseDir : dir);
   const cli =
     (...args: string[]) =>
     (main: string) =>
-      runProcess([process.execPath, main, ...args], env);
+      runProcess([process.execPath, main, ...args.map((a) => (a === dir ? dirFor(main) : a))], env);
   // Writes .cache/index.bin (a first start reads every file).
-  await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')(CLI);
-  const baseCli = flags.base ? join(resolve(flags.base), 'dist', 'cli', 'main.js') : undefined;
-  if (baseCli && !existsSync(baseCli)) throw new Error(`no ${baseCli}`);
+  for (const main of baseCli ? [CLI, baseCli] : [CLI])
+    await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')(main);
 
   const cases: Case[] = [
     { name: '`node -e 0` (baseline)', run: () => runProcess([process.execPath, '-e', '0'], env) },
-    { name: '`--version`', run: cli('--version'), target: '<= 0.15 s' },
-    { name: '`--help`', run: cli('--help') },
+    { name: '`--version`', run: cli('--version'), target: '<= 0.15 s', smoke: 5 },
+    { name: '`--help`', run: cli('--help'), smoke: 10 },
     {
       name: '`search --embeddings none`',
       run: cli('--dir', dir, '--embeddings', 'none', 'search', QUERY),
       target: '<= 0.30 s, <= 100 MiB',
+      smoke: 25,
     },
     {
       name: '`search` (default; no embedding cached: bm25)',
       run: cli('--dir', dir, 'search', QUERY),
       target: '<= 0.30 s',
+      smoke: 25,
     },
     ...(flags.hybrid
       ? [
@@ -142,13 +177,14 @@ async function main(): Promise<void> {
           },
         ]
       : []),
-    { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s' },
-    { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s' },
+    { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s', smoke: 25 },
+    { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s', smoke: 25 },
     { name: '`diagnostics`', run: cli('--dir', dir, 'diagnostics') },
     {
       name: '`mcp`: initialize / first backlog_search',
-      run: (main) => runMcp(main, dir, env),
+      run: (main) => runMcp(main, dirFor(main), env),
       target: '<= 0.3 s / <= 0.6 s',
+      smoke: 30,
     },
   ];
 
@@ -156,7 +192,7 @@ async function main(): Promise<void> {
   const runsOf = new Map<Case, string>(cases.map((c) => [c, CLI]));
   if (baseCli)
     for (const c of cases.slice(1).reverse()) {
-      const twin: Case = { name: `${c.name} (base)`, run: c.run };
+      const twin: Case = { name: `${c.name} (base)`, run: c.run }; // no smoke bound: the base is not checked
       runsOf.set(twin, baseCli);
       cases.splice(cases.indexOf(c) + 1, 0, twin);
     }
@@ -171,36 +207,71 @@ async function main(): Promise<void> {
   await rm(base, { recursive: true, force: true });
 
   const baseline = median(samples.get(cases[0])!.map((s) => s.ms));
+  const cpuBaseline = median(
+    samples
+      .get(cases[0])!
+      .filter((s) => s.cpuMs !== undefined)
+      .map((s) => s.cpuMs!),
+  );
   const rows = cases.map((c) => {
     const ss = samples.get(c)!;
     const ms = median(ss.map((s) => s.ms));
     const first = ss.some((s) => s.firstMs !== undefined) ? median(ss.map((s) => s.firstMs!)) : undefined;
     const rss = ss.some((s) => s.rssMb !== undefined) ? median(ss.map((s) => s.rssMb!)) : undefined;
+    const cpu = ss.some((s) => s.cpuMs !== undefined) ? median(ss.map((s) => s.cpuMs!)) : undefined;
     return {
       name: c.name,
+      smoke: c.smoke,
       ms,
       first,
       ratio: ms / baseline,
       firstRatio: first && first / baseline,
       rss,
+      cpu,
+      cpuRatio: cpu && cpuBaseline ? cpu / cpuBaseline : undefined,
       target: c.target,
     };
   });
-  if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ runs, node: process.version, rows }, null, 2)}\n`);
-    return;
+  const over = rows.filter((r) => r.smoke !== undefined && (r.firstRatio ?? r.ratio) > r.smoke);
+  if (flags.json) process.stdout.write(`${JSON.stringify({ runs, node: process.version, rows }, null, 2)}\n`);
+  else printTable(rows);
+  if (flags.smoke) {
+    for (const r of over)
+      process.stderr.write(
+        `smoke: ${r.name} took ${(r.firstRatio ?? r.ratio).toFixed(1)}x node -e 0 (bound ${r.smoke}x)\n`,
+      );
+    if (over.length) process.exitCode = 1;
+    else process.stderr.write('smoke: every case within its bound\n');
   }
+}
+
+function printTable(
+  rows: {
+    name: string;
+    ms: number;
+    first?: number;
+    ratio: number;
+    firstRatio?: number;
+    rss?: number;
+    cpu?: number;
+    cpuRatio?: number;
+    target?: string;
+  }[],
+): void {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   process.stdout.write(
     `Node ${process.version}, ${runs} rounds after a warm-up, medians; ratio: over \`node -e 0\` in the same rounds.\n\n` +
-      '| process | wall s | / node -e 0 | peak RSS MiB | target |\n|---|---|---|---|---|\n',
+      '| process | wall s | / node -e 0 | CPU s (user+sys) | / node -e 0 | peak RSS MiB | target |\n' +
+      '|---|---|---|---|---|---|---|\n',
   );
   for (const r of rows) {
     const wall = r.first === undefined ? s(r.ms) : `${s(r.ms)} / ${s(r.first)}`;
     const ratio =
       r.firstRatio === undefined ? r.ratio.toFixed(2) : `${r.ratio.toFixed(2)} / ${r.firstRatio.toFixed(2)}`;
     process.stdout.write(
-      `| ${r.name} | ${wall} | ${ratio}x | ${r.rss === undefined ? '-' : r.rss.toFixed(0)} | ${r.target ?? ''} |\n`,
+      `| ${r.name} | ${wall} | ${ratio}x | ${r.cpu === undefined ? '-' : s(r.cpu)} | ` +
+        `${r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}x`} | ` +
+        `${r.rss === undefined ? '-' : r.rss.toFixed(0)} | ${r.target ?? ''} |\n`,
     );
   }
 }

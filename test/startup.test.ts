@@ -1,6 +1,8 @@
 /**
- * Issue #23: a command loads only what it uses, and starts in a fraction of a second. The compiled CLI (what
- * users run) is spawned with a loader hook that logs every module resolved, in the process and its workers.
+ * Issue #23: a command loads only what it uses, and starts in a fraction of a second. The compiled CLI is
+ * spawned with a loader hook that logs every module resolved, in the process and its workers: tsc's output
+ * (one file per module, so the log says which of ours load) and the bundle users run (dist/bin/, made by
+ * scripts/bundle-cli.mjs from it: the same dynamic imports, as chunks).
  * The time bounds are generous (a shared machine): they catch a regression to seconds, not a few percent;
  * bench/startup.ts measures.
  */
@@ -22,6 +24,12 @@ const HEAVY =
 
 let base: string;
 let cli: string;
+/** The bundled command (package.json's bin). */
+let bin: string;
+/** `node -e 0` here now (median of 3): the time bounds scale with it on a loaded machine. */
+let nodeMs: number;
+/** `ms`, or `times` x `node -e 0` when the machine is so loaded that this is more. */
+const bound = (ms: number, times: number) => Math.max(ms, times * nodeMs);
 let dir: string;
 let cleanup: () => Promise<void>;
 
@@ -41,10 +49,19 @@ beforeAll(async () => {
   );
   await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
   await run('ln', ['-s', join(ROOT, 'node_modules'), join(base, 'node_modules')]);
+  await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
   cli = join(base, 'dist', 'cli', 'main.js');
+  bin = join(base, 'dist', 'bin', 'backlog-search.js');
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    await run(process.execPath, ['-e', '0']);
+    starts.push(performance.now() - t);
+  }
+  nodeMs = starts.sort((a, b) => a - b)[1];
   ({ dir, cleanup } = await tempBacklog());
   await run(process.execPath, [cli, '--dir', dir, 'list', '-n', '1']); // writes .cache/index.bin
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await cleanup?.();
@@ -52,12 +69,15 @@ afterAll(async () => {
 });
 
 /** Runs the built CLI with the module log; its output, wall time and the modules it resolved. */
-async function traced(args: string[]): Promise<{ stdout: string; ms: number; modules: string[] }> {
+async function traced(
+  args: string[],
+  main = cli,
+): Promise<{ stdout: string; ms: number; modules: string[] }> {
   const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
   const env: NodeJS.ProcessEnv = { ...process.env, MODULE_LOG: log, NO_COLOR: '1' };
   delete env.BACKLOG_EMBEDDINGS; // the default embeddings, as a user has them
   const started = performance.now();
-  const { stdout } = await run(process.execPath, ['--import', HOOK, cli, ...args], { env });
+  const { stdout } = await run(process.execPath, ['--import', HOOK, main, ...args], { env });
   const ms = performance.now() - started;
   const modules = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
   return { stdout, ms, modules };
@@ -71,7 +91,7 @@ describe('start-up (issue #23)', () => {
       'cli/main.js',
       'version.js',
     ]);
-    expect(res.ms).toBeLessThan(2000);
+    expect(res.ms).toBeLessThan(bound(2000, 8));
   });
 
   it.each([
@@ -87,8 +107,28 @@ describe('start-up (issue #23)', () => {
     expect(res.stdout.length).toBeGreaterThan(0);
     expect(res.modules.length).toBeGreaterThan(2); // the log works
     expect(res.modules.filter((m) => HEAVY.test(m))).toEqual([]);
-    expect(res.ms).toBeLessThan(5000);
+    expect(res.ms).toBeLessThan(bound(5000, 25));
   });
+
+  it('the bundled command answers as the compiled one, from a few files of its own', async () => {
+    const own = (modules: string[]) => modules.filter((m) => m.startsWith('file:'));
+    const version = await traced(['--version'], bin);
+    expect(version.stdout).toBe((await traced(['--version'])).stdout);
+    expect(own(version.modules).length).toBeLessThanOrEqual(5);
+    const args = ['--dir', dir, '--embeddings', 'none', 'search', 'login', '--json'];
+    const answer = (stdout: string) => ({ ...JSON.parse(stdout), took_ms: 0 });
+    const [compiled, bundled] = [await traced(args), await traced(args, bin)];
+    expect(answer(bundled.stdout)).toEqual(answer(compiled.stdout));
+    expect(own(bundled.modules).filter((m) => m.includes('/node_modules/'))).toEqual([]);
+    expect(own(bundled.modules).length).toBeLessThan(own(compiled.modules).length / 4);
+    for (const cmd of [['list'], ['get', 'TASK-0004'], ['diagnostics']]) {
+      const [a, b] = [
+        await run(process.execPath, [cli, '--dir', dir, ...cmd]),
+        await run(process.execPath, [bin, '--dir', dir, ...cmd]),
+      ];
+      expect(b.stdout).toBe(a.stdout);
+    }
+  }, 180_000);
 
   it('a default search says why it ran bm25 when nothing is embedded', async () => {
     const res = await traced(['--dir', dir, 'search', 'login', '--json']);
@@ -101,10 +141,11 @@ describe('start-up (issue #23)', () => {
     const bundled = ['--dir', dir, '--embeddings', 'bundled'];
     await run(process.execPath, [cli, ...bundled, 'index']);
     // English-only model, Cyrillic query: bm25, from the cached vectors' state alone.
-    const other = await traced([...bundled, 'search', 'вход', '--json']);
+    const other = await traced([...bundled, 'search', 'вход', '--json'], bin);
     expect(JSON.parse(other.stdout).warnings.join(' ')).toContain('English-only');
     expect(other.modules.filter((m) => HEAVY.test(m))).toEqual([]);
-    const hybrid = await traced([...bundled, 'search', 'user cannot sign in', '--json']);
+    // The bundle starts the embedding worker from dist/embeddings/worker.js.
+    const hybrid = await traced([...bundled, 'search', 'user cannot sign in', '--json'], bin);
     expect(JSON.parse(hybrid.stdout).search_mode).toBe('hybrid');
     expect(hybrid.modules.some((m) => m.includes('@energetic-ai/'))).toBe(true);
   }, 240_000);
@@ -112,7 +153,7 @@ describe('start-up (issue #23)', () => {
   it('MCP over stdio answers initialize at once, and a first backlog_search after the open', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [cli, 'mcp', '--dir', dir],
+      args: [bin, 'mcp', '--dir', dir],
       env: { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' },
       stderr: 'ignore',
     });
@@ -129,10 +170,10 @@ describe('start-up (issue #23)', () => {
       const structured = res.structuredContent as { status: string; results: { id: string }[] };
       expect(structured.status).toBe('ok');
       expect(structured.results.length).toBeGreaterThan(0);
-      expect(initialized).toBeLessThan(3000);
-      expect(performance.now() - started).toBeLessThan(5000);
+      expect(initialized).toBeLessThan(bound(3000, 15));
+      expect(performance.now() - started).toBeLessThan(bound(5000, 25));
     } finally {
       await client.close();
     }
-  });
+  }, 60_000);
 });

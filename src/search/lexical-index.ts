@@ -4,11 +4,11 @@ import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
   createOramaTokenizer,
+  fieldTree,
   internalDocumentIDStore,
   runBm25f,
   type Bm25fIndexStore,
 } from './orama-components.js';
-import type { radix } from '@orama/orama/trees';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
@@ -169,6 +169,8 @@ export class LexicalIndex {
     this.reset();
     const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
     load(this.db, raw as never);
+    // A server decodes the vocabulary trees now, so that no early query pays for it (orama-components.ts).
+    if (this.background) for (const f of TEXT_FIELDS) fieldTree(this.store, f);
     const languages = this.analyzer.languages;
     languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
@@ -229,6 +231,16 @@ export class LexicalIndex {
   /** Resolves when the languages of the last build are settled (the detector answered, documents re-indexed). */
   languagesSettled(): Promise<void> {
     return this.pending ?? Promise.resolve();
+  }
+
+  /**
+   * Replaces the whole index with `docs` at once, in the languages the analyzer has now (no detector):
+   * the fallback of a restore that failed after the process had started answering.
+   */
+  buildNow(docs: SearchDocument[]): void {
+    this.pending = null;
+    this.pendingDocs = null;
+    this.reindex(docs);
   }
 
   /** Indexes `docs` again, at once, in the languages the detector decided. */
@@ -400,8 +412,7 @@ export class LexicalIndex {
   }
 
   private vocabulary(): Vocabulary & SuggestVocabulary {
-    const trees = TEXT_FIELDS.map((f) => this.store.indexes[f].node as radix.RadixTree);
-    return indexVocabulary(this.store.bm25f.fields, trees);
+    return indexVocabulary(this.store.bm25f.fields, (i) => fieldTree(this.store, TEXT_FIELDS[i]));
   }
 
   private queryContext(filter: Set<number> | undefined): QueryContext {

@@ -13,6 +13,8 @@
  */
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
+import { radix } from '@orama/orama/trees';
+import { decode, encode } from '@msgpack/msgpack';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
@@ -26,6 +28,36 @@ const defaultIndex = oramaIndex.createIndex();
  */
 export const FIELD_INDEX_FORMAT = 2;
 type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
+
+/**
+ * A text field's radix tree as the cache holds it (the msgpack of its `toJSON()`), decoded on first use:
+ * decoding the trees was most of a restore's time, and a query whose words are all in the index walks
+ * only the small tags and author trees (prefix and typo expansion walk the others).
+ */
+class SavedTree {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+/**
+ * The radix tree of a text field, decoded first if it is still as the cache held it. A tree that does
+ * not decode is made again from the field's terms (the same words; a cache is signed, so this is a bug's
+ * fallback, never a trusted input).
+ */
+export function fieldTree(store: OramaIndexStore, prop: string): radix.RadixTree {
+  const entry = store.indexes[prop] as { node: unknown };
+  if (entry.node instanceof SavedTree) {
+    let tree: radix.RadixTree;
+    try {
+      tree = radix.RadixTree.fromJSON(decode(entry.node.bytes) as never);
+    } catch {
+      const s = (store as Bm25fIndexStore).bm25f;
+      tree = new radix.RadixTree();
+      for (const term of s.fields[s.fieldNames.indexOf(prop)].vocabulary()) tree.insert(term, 0);
+    }
+    entry.node = tree;
+  }
+  return entry.node as radix.RadixTree;
+}
 
 /** Our additions to Orama's index store. */
 export interface Bm25fIndexStore extends OramaIndexStore {
@@ -170,7 +202,7 @@ export function createBm25fIndex(
       }
       const { terms, positions } = analyzer.indexTermsWithPositions(String(value ?? ''), documentLanguage());
       const created = field(store, prop).add(internalId, terms, positions);
-      const node = store.indexes[prop].node as { insert(word: string, docId: number): void };
+      const node = fieldTree(store, prop);
       for (const term of created) node.insert(term, internalId);
       (store as Bm25fIndexStore).bm25f.version++;
     },
@@ -201,7 +233,7 @@ export function createBm25fIndex(
           docsCount,
         );
       }
-      const node = store.indexes[prop].node as { removeWord(word: string): boolean };
+      const node = fieldTree(store, prop);
       for (const term of field(store, prop).remove(internalId)) node.removeWord(term);
       (store as Bm25fIndexStore).bm25f.version++;
       return true;
@@ -242,7 +274,17 @@ export function createBm25fIndex(
     },
 
     save(store: OramaIndexStore) {
-      const saved = defaultIndex.save(store) as Record<string, unknown>;
+      // The text fields' trees as bytes of their own (SavedTree), the rest as Orama saves it.
+      const others = Object.fromEntries(Object.entries(store.indexes).filter(([p]) => !isText(store, p)));
+      const saved = defaultIndex.save({ ...store, indexes: others } as OramaIndexStore) as Record<
+        string,
+        unknown
+      >;
+      for (const prop of textFields) {
+        const { node, isArray } = store.indexes[prop] as { node: unknown; isArray: boolean };
+        const bytes = node instanceof SavedTree ? node.bytes : encode((node as radix.RadixTree).toJSON());
+        (saved.indexes as Record<string, unknown>)[prop] = { type: 'SavedRadix', node: bytes, isArray };
+      }
       // Orama's frequency tables are unused by BM25F and would double the file.
       saved.frequencies = {};
       saved.tokenOccurrences = {};
@@ -255,7 +297,24 @@ export function createBm25fIndex(
     },
 
     load(sharedStore: unknown, raw: Record<string, unknown>) {
-      const store = defaultIndex.load(sharedStore as never, raw as never) as Bm25fIndexStore;
+      const indexes = raw.indexes as Record<string, { type: string; node: unknown; isArray: boolean }>;
+      const trees = textFields.map((prop) => {
+        const entry = indexes?.[prop];
+        if (entry?.type !== 'SavedRadix' || !(entry.node instanceof Uint8Array))
+          throw new Error(`index: the ${prop} field's vocabulary is not in this version's layout`);
+        return [prop, entry] as const;
+      });
+      const others = Object.fromEntries(Object.entries(indexes).filter(([p]) => !textFields.includes(p)));
+      const store = defaultIndex.load(
+        sharedStore as never,
+        { ...raw, indexes: others } as never,
+      ) as Bm25fIndexStore;
+      for (const [prop, entry] of trees)
+        (store.indexes as Record<string, unknown>)[prop] = {
+          type: 'Radix',
+          node: new SavedTree(entry.node as Uint8Array),
+          isArray: entry.isArray,
+        };
       const saved = raw.bm25f as { format?: number; fieldNames: string[]; fields: SavedFieldIndex[] };
       if (saved?.format !== FIELD_INDEX_FORMAT)
         throw new Error(

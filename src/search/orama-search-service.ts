@@ -83,11 +83,18 @@ export interface OramaSearchServiceOptions {
   background?: boolean;
 }
 
+/** A restore put off until something reads the index (see restoreLater). */
+interface PendingRestore {
+  bytes: Uint8Array;
+  docs: SearchDocument[];
+  unusable: (why: string) => void;
+}
+
 export class OramaSearchService implements SearchEngine {
   readonly settings: SearchSettings;
-  readonly analyzer: TextAnalyzer;
-  private readonly lexical: LexicalIndex;
-  private readonly results: ResultStore;
+  private readonly lexicalIndex: LexicalIndex;
+  private readonly resultStore: ResultStore;
+  private pending: PendingRestore | null = null;
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
   private readonly neighbors: (() => Neighbors) | undefined;
@@ -104,11 +111,10 @@ export class OramaSearchService implements SearchEngine {
   }
 
   constructor(settings: Partial<SearchSettings> = {}, options: OramaSearchServiceOptions = {}) {
-    this.lexical = new LexicalIndex(settings);
-    this.settings = this.lexical.settings;
-    this.analyzer = this.lexical.analyzer;
-    this.results = new ResultStore(
-      this.analyzer,
+    this.lexicalIndex = new LexicalIndex(settings);
+    this.settings = this.lexicalIndex.settings;
+    this.resultStore = new ResultStore(
+      this.lexicalIndex.analyzer,
       (id) => this.lexical.languageOf(id),
       (term) => this.lexical.hasTerm(term),
     );
@@ -125,6 +131,22 @@ export class OramaSearchService implements SearchEngine {
 
   // ----- The index: documents in, documents out.
 
+  /** The lexical index, restored first if its restore was put off (restoreLater). */
+  private get lexical(): LexicalIndex {
+    this.settle();
+    return this.lexicalIndex;
+  }
+
+  private get results(): ResultStore {
+    this.settle();
+    return this.resultStore;
+  }
+
+  /** The text analyzer; its languages are those of the restored index (so it restores a pending one). */
+  get analyzer(): TextAnalyzer {
+    return this.lexical.analyzer;
+  }
+
   /** Number of indexed documents. */
   get size(): number {
     return this.lexical.size;
@@ -136,6 +158,7 @@ export class OramaSearchService implements SearchEngine {
     opts: { onProgress?: (done: number, total: number) => void } = {},
   ): Promise<void> {
     const all = [...docs];
+    this.pending = null;
     this.results.clear();
     for (const doc of all) this.results.put(doc);
     await this.lexical.build(all, opts);
@@ -161,14 +184,48 @@ export class OramaSearchService implements SearchEngine {
 
   /** Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. */
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
-    this.lexical.restore(bytes);
-    this.results.clear();
+    this.pending = null;
+    const lexical = this.lexicalIndex;
+    lexical.restore(bytes);
+    this.resultStore.clear();
     for (const doc of docs) {
-      this.results.put(doc);
+      this.resultStore.put(doc);
       // The saved index keeps ids and paths; titles name documents too (`ADR 0116: ...`).
-      this.lexical.router.add(doc);
+      lexical.router.add(doc);
     }
-    this.results.warm();
+    this.resultStore.warm();
+  }
+
+  /**
+   * `restore`, put off until the index is first read: a process that only reads items (`get`) never
+   * decodes it (issue #23). The restore then also checks that the index holds exactly `docs`; when it
+   * throws or does not, the index is built from `docs` at once (the answer comes from the same
+   * documents) and `unusable` is told why (the caller drops the cache).
+   */
+  restoreLater(bytes: Uint8Array, docs: SearchDocument[], unusable: (why: string) => void): void {
+    this.pending = { bytes, docs, unusable };
+  }
+
+  /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
+  settle(): void {
+    if (!this.pending) return;
+    const { bytes, docs, unusable } = this.pending!;
+    this.pending = null;
+    let why: string | null = null;
+    try {
+      this.restore(bytes, docs);
+      const ids = new Set(docs.map((d) => d.id));
+      const indexed = this.lexicalIndex.documentIds();
+      if (ids.size !== docs.length || indexed.length !== ids.size || !indexed.every((id) => ids.has(id)))
+        why = 'its index and its items disagree';
+    } catch (err) {
+      why = (err as Error).message;
+    }
+    if (why === null) return;
+    this.resultStore.clear();
+    for (const doc of docs) this.resultStore.put(doc);
+    this.lexicalIndex.buildNow(docs);
+    unusable(why);
   }
 
   /**

@@ -11,7 +11,8 @@ import { TEXT_FIELDS } from './types.js';
  */
 export function indexVocabulary(
   fields: FieldIndex[],
-  trees: radix.RadixTree[],
+  /** The radix tree of the text field at TEXT_FIELDS[i] (decoded when first asked for). */
+  tree: (i: number) => radix.RadixTree,
 ): Vocabulary & SuggestVocabulary {
   const inFields = (mask: number | undefined) =>
     TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
@@ -23,8 +24,8 @@ export function indexVocabulary(
         if (t !== term && has(t)) words.add(t);
         return;
       }
-      for (const tree of trees) {
-        for (const w of Object.keys(tree.find({ term: t, exact: false, tolerance: edits }))) {
+      for (let i = 0; i < TEXT_FIELDS.length; i++) {
+        for (const w of Object.keys(tree(i).find({ term: t, exact: false, tolerance: edits }))) {
           // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
           if (
             w !== term &&
@@ -52,7 +53,7 @@ export function indexVocabulary(
     startingWith: (prefix, mask) => {
       const words = new Set<string>();
       for (const i of inFields(mask))
-        for (const w of Object.keys(trees[i].find({ term: prefix, exact: false }))) words.add(w);
+        for (const w of Object.keys(tree(i).find({ term: prefix, exact: false }))) words.add(w);
       return [...words];
     },
     withinOneEdit: (term) => withinEdits(term, 1),

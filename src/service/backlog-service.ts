@@ -70,7 +70,10 @@ export interface BacklogServiceOptions {
   limits?: Partial<Limits>;
   /** Read the folder as this format (`native`, `backlog-md`) instead of detecting it (docs/formats.md). */
   format?: FormatName;
-  /** Background preparation after a build or restore (default true; see OramaSearchServiceOptions). */
+  /**
+   * Background preparation after a build or restore (default true; see OramaSearchServiceOptions). False
+   * (a one-shot process) also restores the persisted index when it is first read (Indexer's deferIndex).
+   */
   background?: boolean;
 }
 
@@ -115,6 +118,7 @@ export class BacklogService {
       cachePath: cacheDir === false ? null : join(cacheDir, CACHE_FILE),
       cacheVersion: (format) => serviceCacheVersion(this.index.settings, this.limits.maxWordsPerFile, format),
       format: options.format,
+      deferIndex: options.background === false,
     });
   }
 
@@ -213,6 +217,7 @@ export class BacklogService {
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
   ): Promise<SearchResponse> {
+    this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);

@@ -37,9 +37,10 @@ const MAC_BYTES = 32;
  * and other unsafe characters %-encoded. 9: Latin terms keep their marks, with folded twins (`~ban`);
  * languages without rules (vietnamese, czech, ...). 10: documents have the state key `none`; a duplicate
  * id's later file is `ID@state`, not its URI. 11: a sub-task's lineage goes through the copy of its parent
- * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`).
+ * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`). 12: each text field's radix
+ * tree as bytes of its own, decoded when first used.
  */
-export const CACHE_FORMAT = 11;
+export const CACHE_FORMAT = 12;
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 export const CACHE_FILE = 'index.bin';

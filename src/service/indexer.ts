@@ -4,6 +4,7 @@
  * one file at a time as the watcher or a write reports it. It owns what reading the files found (their
  * diagnostics), the persisted index's writes, and the change events the surfaces listen to.
  */
+import { rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
@@ -70,6 +71,11 @@ export interface IndexerOptions {
   cacheVersion: (formatSignature: string) => string;
   /** Read the folder in this format instead of detecting it. */
   format?: FormatName;
+  /**
+   * Restore the persisted index when it is first read, not at start (a one-shot `get` never reads it).
+   * Only when no file changed since the cache was written; a restore that then fails deletes the cache.
+   */
+  deferIndex?: boolean;
 }
 
 export class Indexer {
@@ -80,6 +86,7 @@ export class Indexer {
   private readonly limits: Limits;
   private readonly versionFor: (formatSignature: string) => string;
   private readonly forcedFormat: FormatName | undefined;
+  private readonly deferIndex: boolean;
   private currentFormat: BacklogFormat = nativeFormat;
   private cachePath: string | null;
   private cacheInfo: CacheInfo;
@@ -102,6 +109,7 @@ export class Indexer {
     this.cachePath = options.cachePath;
     this.versionFor = options.cacheVersion;
     this.forcedFormat = options.format;
+    this.deferIndex = options.deferIndex ?? false;
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
   }
 
@@ -171,23 +179,6 @@ export class Indexer {
       return unusable('an item in it is malformed');
     const walked = await walkBacklog(this.dir);
     const stats = await statFiles(this.dir, walked.files);
-    this.store.replaceAll(snapshot.items);
-    try {
-      this.index.restore(
-        snapshot.index,
-        snapshot.items.map((item) => this.store.toSearchDocument(item)),
-      );
-    } catch (err) {
-      return unusable((err as Error).message);
-    }
-    if (!sameIds(this.index.documentIds(), snapshot.items))
-      return unusable('its index and its items disagree');
-    this.cacheDiagnostics = [];
-    // Links are not files of the backlog, so the cache does not track them: report today's.
-    this.fileDiagnostics = [
-      ...snapshot.diagnostics.filter((d) => d.code !== 'symbolic_link'),
-      ...walked.links.map(linkDiagnostic),
-    ];
     const changed = Object.keys(stats).filter(
       (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
     );
@@ -197,6 +188,31 @@ export class Indexer {
         ...Object.keys(snapshot.files).filter((p) => !stats[p]),
         ...snapshot.items.filter((i) => !stats[i.path]).map((i) => i.path),
       ]),
+    ];
+    this.store.replaceAll(snapshot.items);
+    const docs = snapshot.items.map((item) => this.store.toSearchDocument(item));
+    if (this.deferIndex && changed.length + removed.length === 0) {
+      const cachePath = this.cachePath!;
+      this.index.restoreLater(snapshot.index, docs, (why) => {
+        unusable(why);
+        this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
+        // The index was built from the items instead; the next start rebuilds the cache from the files.
+        rmSync(cachePath, { force: true });
+      });
+    } else {
+      try {
+        this.index.restore(snapshot.index, docs);
+      } catch (err) {
+        return unusable((err as Error).message);
+      }
+      if (!sameIds(this.index.documentIds(), snapshot.items))
+        return unusable('its index and its items disagree');
+    }
+    this.cacheDiagnostics = [];
+    // Links are not files of the backlog, so the cache does not track them: report today's.
+    this.fileDiagnostics = [
+      ...snapshot.diagnostics.filter((d) => d.code !== 'symbolic_link'),
+      ...walked.links.map(linkDiagnostic),
     ];
     if (changed.length + removed.length > Math.max(50, this.store.size / 10)) {
       // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the

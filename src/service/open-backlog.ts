@@ -68,7 +68,8 @@ export interface OpenBacklogOptions {
   /**
    * Prepare snippet bodies and proximity filters in the background once the index is built or read
    * (default true: later queries are faster). A process that answers one query and exits passes false:
-   * that work would cost it more than its query (docs/performance.md, "Start-up").
+   * that work would cost it more than its query (docs/performance.md, "Start-up"). False also puts off
+   * restoring the persisted index until something reads it (a `get` never does).
    */
   background?: boolean;
   /** Read every file and rebuild the index even when the persisted one is valid. */
