@@ -421,16 +421,7 @@ export class OramaSearchService implements SearchEngine {
       lexicalUpperBound: this.lexical.upperBound(positive),
       queryTerms: this.analyzer.queryTerms(positive),
       queryIdKey: routed ? idKey(routed) : undefined,
-      facts: (id) => {
-        const f = this.results.fields(id);
-        return {
-          titleTerms: this.results.titleTerms(id),
-          idKey: idKey(f.id),
-          type: f.type,
-          updatedMs: f.updatedMs,
-          archived: f.state === 'archived',
-        };
-      },
+      facts: (id) => this.results.facts(id, idKey),
       archivedWeight: this.lexical.settings.archivedWeight,
     };
     const fused = hybridRank(input, this.hybridSettings);
