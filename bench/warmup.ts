@@ -6,9 +6,12 @@
  * its own (`setImmediate` between queries), so background slices run between them. Each round is a fresh
  * process (from the persisted index in the copy's `.cache/`, as a restarted server opens).
  *
- *   npx tsx bench/warmup.ts [--rounds 5 --queries 350 --limit 20 --dir ../shared/eval/backlog-md]
+ *   npm run bench:warmup -- [--rounds 5 --queries 350 --limit 20 --gap-ms 0 --dir ../shared/eval/backlog-md]
  *
- * Prints one JSON object: each round's first / settled p50 and p95 (ms) and their ratio, and the medians.
+ * Prints one JSON object: each round's first / settled p50 and p95, in wall time and in the process's CPU
+ * time (ms; CPU does not count waiting for a core on a shared machine), their ratios, the first pass's
+ * slowest queries (`index:cpu ms`), and the medians. Diagnosis options: `--settle-first` (wait for the
+ * background preparation before the first pass too), `--prewarm N` (N other searches before it).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
