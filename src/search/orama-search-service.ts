@@ -46,8 +46,8 @@ export { DEFAULT_SEARCH_SETTINGS, type SearchSettings };
 /** Candidates each retriever gives hybrid fusion. */
 const HYBRID_CANDIDATES = 100;
 /**
- * Searches a build or restore rehearses in the background, one per tick (bench/warmup.ts: with 200, the
- * first 350 real queries' p95 goes from 3-8x the settled p95 to about 1.5x; each costs about a millisecond).
+ * Searches a build or restore rehearses in the background, as many a tick as fit in REHEARSAL_SLICE_MS
+ * (bench/warmup.ts: the first 350 real queries' CPU p95 went from 3.2-3.8x the settled p95 to 2.5-2.8x).
  */
 const REHEARSALS = 200;
 const REHEARSAL_SLICE_MS = 4;
@@ -182,9 +182,9 @@ export class OramaSearchService implements SearchEngine {
   }
 
   /**
-   * Runs searches made of the index's own titles, one per tick, after a build or restore. The engine
+   * Runs searches made of the index's own titles in the background after a build or restore. The engine
    * compiles a function well only after it has run it many times: without this, the first few hundred
-   * searches of a new process ran at several times the settled p95 (issue #23). Answers do not change:
+   * searches of a new process ran at 3-4x the settled p95 (issue #23). Answers do not change:
    * these searches keep nothing but what a search prepares anyway (snippet bodies, memoized analysis).
    */
   private rehearse(): void {
@@ -202,8 +202,9 @@ export class OramaSearchService implements SearchEngine {
       if (text) texts.push(text);
     }
     let next = 0;
-    const slice = (ms: number) => {
-      const until = performance.now() + ms;
+    // A few milliseconds a tick: a real search waits for one slice at most.
+    this.rehearsal.start(() => {
+      const until = performance.now() + REHEARSAL_SLICE_MS;
       while (next < texts.length && performance.now() < until)
         void this.query({
           text: texts[next++],
@@ -217,9 +218,7 @@ export class OramaSearchService implements SearchEngine {
           includeScores: false,
         }).catch(() => undefined);
       return next >= texts.length;
-    };
-    // A few milliseconds a tick: a real search waits for one slice at most.
-    this.rehearsal.start(() => slice(REHEARSAL_SLICE_MS));
+    });
   }
 
   /**
