@@ -117,6 +117,9 @@ interface Plan {
   titleHash: string | null;
 }
 
+/** Unfiltered vector answers kept for repeated queries (SemanticIndex.search). */
+const MAX_ANSWERS = 256;
+
 /** `VectorHit.chunk` of a document's title row (a document indexed in part). */
 export const TITLE_CHUNK = -1;
 
@@ -139,6 +142,13 @@ export class SemanticIndex {
   /** Documents indexed with their title row. */
   private readonly titled = new Set<string>();
   private gibberish: Promise<Float32Array> | undefined;
+  /**
+   * The answers of recent unfiltered searches (query and k), least recently used first; emptied by every
+   * change to the index. A repeated query (agents and viewers ask the same ones again) then costs neither
+   * its embedding (the pool's query cache) nor the scan of every chunk (about 0.6 ms on 5,692 chunks).
+   */
+  private readonly answers = new Map<string, VectorHit[]>();
+  private changes = 0;
 
   constructor(options: SemanticIndexOptions) {
     this.embedder = options.embedder;
@@ -155,6 +165,12 @@ export class SemanticIndex {
 
   has(id: string): boolean {
     return this.hashesOf.has(id);
+  }
+
+  /** The index changed: answers kept for repeated queries are stale. */
+  private changed(): void {
+    this.changes++;
+    this.answers.clear();
   }
 
   /** Chunks indexed (title rows not counted). */
@@ -299,6 +315,7 @@ export class SemanticIndex {
         if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
         return v;
       });
+      this.changed();
       this.index.upsert(w.id, vectors, w.chunks);
       this.hashesOf.set(w.id, w.hashes);
       this.setWaiting(w.id, w.waiting);
@@ -309,6 +326,7 @@ export class SemanticIndex {
   }
 
   remove(id: string): boolean {
+    this.changed();
     this.hashesOf.delete(id);
     this.setWaiting(id, 0);
     this.titled.delete(id);
@@ -320,6 +338,27 @@ export class SemanticIndex {
    * documents; none for a query the model cannot read (made-up words: gibberish.ts).
    */
   async search(query: string, k: number, options: VectorSearchOptions = {}): Promise<VectorHit[]> {
+    const key = options.filter || options.minScore !== undefined ? undefined : `${k}\u0000${query}`;
+    const known = key === undefined ? undefined : this.answers.get(key);
+    if (known) {
+      this.answers.delete(key!);
+      this.answers.set(key!, known);
+      return known.map((h) => ({ ...h }));
+    }
+    const changes = this.changes;
+    const hits = await this.searchNow(query, k, options);
+    // Not kept when the index changed while the query was embedded.
+    if (key !== undefined && changes === this.changes) {
+      this.answers.set(
+        key,
+        hits.map((h) => ({ ...h })),
+      );
+      if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value as string);
+    }
+    return hits;
+  }
+
+  private async searchNow(query: string, k: number, options: VectorSearchOptions): Promise<VectorHit[]> {
     const [vector, centroid] = await Promise.all([
       this.embedder.embedQuery
         ? this.embedder.embedQuery(query)

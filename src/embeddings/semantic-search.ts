@@ -158,6 +158,8 @@ export class SemanticSearch implements VectorRetriever {
   /** A background build is embedding the rest after its first pass. */
   private embedding = false;
   private started = 0;
+  /** The model gate's answers for recent queries (supports). */
+  private readonly gate = new Map<string, boolean>();
   /** Settles when the initial embedding is done (or failed, or skipped). */
   ready: Promise<void> = Promise.resolve();
 
@@ -549,7 +551,15 @@ export class SemanticSearch implements VectorRetriever {
    */
   async supports(query: string): Promise<boolean> {
     const id = this.pool?.id ?? this.modelId;
-    return (id !== null && MULTILINGUAL.test(id)) || englishOnlyQuerySupported(query);
+    if (id !== null && MULTILINGUAL.test(id)) return true;
+    // The gate reads the query's letters, words and perhaps its language: once per query text.
+    let known = this.gate.get(query);
+    if (known === undefined) {
+      known = await englishOnlyQuerySupported(query);
+      this.gate.set(query, known);
+      if (this.gate.size > 512) this.gate.delete(this.gate.keys().next().value as string);
+    }
+    return known;
   }
 
   /** The `k` nearest documents by their best chunk (cosine), among `allowed` when given. */
