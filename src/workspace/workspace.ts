@@ -78,7 +78,11 @@ export class Workspace implements WorkspaceScope {
    */
   add(project: WorkspaceProject): void {
     if (this.byName(project.name))
-      throw errors.invalidFilter('project', `a project is already named "${project.name}"`, 'Pick a free name.');
+      throw errors.invalidFilter(
+        'project',
+        `a project is already named "${project.name}"`,
+        'Pick a free name.',
+      );
     this.#projects = [...this.#projects, project];
     this.#changed();
   }
