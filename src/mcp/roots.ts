@@ -26,8 +26,8 @@ import type { BacklogService } from '../service/backlog-service.js';
 
 /** At most this many roots are opened (a client listing more gets a warning). */
 export const MAX_ROOTS = 50;
-/** How long the client has to answer roots/list. */
-const LIST_TIMEOUT_MS = 10_000;
+/** How long the client has to answer roots/list (some clients declare roots and never answer: then the fallback). */
+const LIST_TIMEOUT_MS = 5_000;
 
 export interface RootsOptions {
   ws: Workspace;
@@ -84,12 +84,17 @@ export class Roots {
    * every `roots/list_changed`, when the client declared roots.
    */
   watch = (message: JSONRPCMessage): Promise<void> | undefined => {
-    const init = InitializeRequestSchema.safeParse(message);
-    if (init.success) {
-      this.declared = Boolean(init.data.params.capabilities.roots);
+    const method = 'method' in message ? message.method : undefined;
+    if (method === 'initialize') {
+      const init = InitializeRequestSchema.safeParse(message);
+      this.declared = init.success && Boolean(init.data.params.capabilities.roots);
       return undefined;
     }
-    if (!this.declared) return undefined;
+    if (
+      !this.declared ||
+      (method !== 'notifications/initialized' && method !== 'notifications/roots/list_changed')
+    )
+      return undefined;
     if (
       !InitializedNotificationSchema.safeParse(message).success &&
       !RootsListChangedNotificationSchema.safeParse(message).success
