@@ -162,3 +162,81 @@ describe('MCP roots over stdio (spawned `backlog-search mcp` without --dir)', ()
     expect(gone.data).toMatchObject({ status: 'error', error: { code: 'INVALID_FILTER' } });
   });
 });
+
+describe('without roots, `backlog-search mcp` with no --dir does what it always did', () => {
+  async function start(capabilities: Record<string, unknown>, answer?: () => never) {
+    const [command, args] = cliArgs(['mcp']);
+    const env = { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' };
+    const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe', env });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'no-roots', version: '1' }, { capabilities });
+    if (answer) client.setRequestHandler(ListRootsRequestSchema, answer);
+    await client.connect(transport);
+    return { client, stderr: () => stderr };
+  }
+
+  it('a client without the roots capability gets the demo as before: its notice, read tools, no project', async () => {
+    const { client } = await start({});
+    try {
+      expect(client.getInstructions()).toMatch(/^NOTE: .*DEMO backlog, read-only/);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        'backlog_get',
+        'backlog_get_metadata',
+        'backlog_list',
+        'backlog_search',
+      ]);
+      for (const t of tools) expect(t.inputSchema.properties).not.toHaveProperty('project');
+      const { res, data } = await call(client, 'backlog_search', { query: 'login', limit: 1 });
+      expect(data.status).toBe('ok');
+      expect((data.results as Hit[])[0].id).toBe('TASK-0001');
+      expect(res.content.at(-1)).toMatchObject({ text: expect.stringMatching(/^NOTE: .*DEMO/) });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('a client whose roots/list fails: a warning, and the demo is served', async () => {
+    const { client, stderr } = await start({ roots: {} }, () => {
+      throw new Error('no roots here');
+    });
+    try {
+      const { res, data } = await call(client, 'backlog_search', { query: 'login', limit: 1 });
+      expect(res.isError).toBeFalsy();
+      expect((data.results as Hit[])[0].id).toBe('TASK-0001');
+      expect(stderr()).toMatch(/warning: roots\/list failed/);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+describe('`backlog-search mcp` with several --dir serves them all', () => {
+  it('searches both, names one with NAME=PATH, and a create needs project', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'backlog-search-mcpdirs-'));
+    await cp(DEMO_DIR, join(base, 'one', 'backlog'), { recursive: true });
+    await cp(BACKLOG_MD_FIXTURE, join(base, 'two', 'backlog'), { recursive: true });
+    const [command, args] = cliArgs([
+      'mcp',
+      '--dir',
+      `api=${join(base, 'one', 'backlog')}`,
+      '--dir',
+      join(base, 'two'),
+    ]);
+    const env = { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' };
+    const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'ignore', env });
+    const client = new Client({ name: 'mcp-dirs', version: '1' });
+    try {
+      await client.connect(transport);
+      expect(client.getInstructions()).toMatch(/^Search and edit 2 backlogs/);
+      const { data } = await call(client, 'backlog_search', { query: 'search', limit: 50 });
+      expect(new Set((data.results as Hit[]).map((h) => h.project))).toEqual(new Set(['api', 'backlog.md']));
+      const refused = await write(client, 'backlog_create', { title: 'Dirs write' });
+      expect(refused.data).toMatchObject({ error: { code: 'PROJECT_REQUIRED' } });
+    } finally {
+      await client.close();
+      await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    }
+  }, 90_000);
+});

@@ -190,9 +190,12 @@ export function createMcpServer(
   let definitions: Tool[] | undefined;
   server.server.setRequestHandler(ListToolsRequestSchema, () => {
     // `project` is listed where it can choose: several backlogs open, or a client's roots followed.
-    const choose = ws.multi || (roots && Boolean(server.server.getClientCapabilities()?.roots));
+    const following = roots && Boolean(server.server.getClientCapabilities()?.roots);
+    const choose = ws.multi || following;
+    // The demo without roots to come: its read tools only, as a server started without --dir always had.
+    const demo = roots && !following && demoOnly(ws);
     definitions ??= Object.entries(tools)
-      .filter(([name]) => !(roots && demoOnly(ws) && !Object.hasOwn(READ_TOOLS, name)))
+      .filter(([name]) => !(demo && !Object.hasOwn(READ_TOOLS, name)))
       .map(([name, tool]) =>
         toolDefinition(
           name,
