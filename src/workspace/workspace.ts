@@ -492,8 +492,9 @@ export class Workspace implements WorkspaceScope {
   }
 
   getMetadata(ref: string, options: ProjectOption = {}): WithProject<ItemMetadata> {
+    const scope = this.scope(options.project);
     if (!this.multi) return this.projects[0].service.getMetadata(ref);
-    const { p, id } = this.locate(ref, this.scope(options.project));
+    const { p, id } = this.locate(ref, scope);
     const m = p.service.getMetadata(id);
     const q = (x: string) => this.idOf(p, x);
     return {
