@@ -23,8 +23,8 @@ export interface StdioOptions extends McpServerOptions {
 }
 
 /**
- * Serves `service` over stdio (`backlog-search mcp`) until the client closes stdin. stdout carries the
- * protocol only; messages for people go to stderr.
+ * Serves a backlog or a workspace over stdio (`backlog-search mcp`) until the client closes stdin.
+ * stdout carries the protocol only; messages for people go to stderr.
  */
 export async function runStdioServer(
   target: BacklogService | Workspace,
