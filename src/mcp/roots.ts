@@ -101,7 +101,11 @@ export class Roots {
     )
       return undefined;
     // After the message itself is handled; one sync at a time, in the order the client asked.
-    this.syncing = this.syncing.then(() => this.sync());
+    this.syncing = this.syncing
+      .then(() => this.sync())
+      .catch((err: unknown) =>
+        this.warn(`roots not followed: ${(err as Error)?.message ?? String(err)}`, 'sync'),
+      );
     return this.syncing;
   };
 
@@ -146,18 +150,18 @@ export class Roots {
       wanted.add(found.dir);
     }
     // Added first, removed after: the workspace is never empty.
-    for (const [dir, p] of this.opened)
+    const kept = [...this.opened].filter(([dir]) => wanted.has(dir)).map(([, p]) => p);
+    if (wanted.size === 0 && !ws.projects.some((p) => p.service === fallback.service))
+      ws.add({ ...fallback, name: ws.uniqueName(fallback.name) });
+    for (const [dir, p] of [...this.opened])
       if (!wanted.has(dir)) {
         this.opened.delete(dir);
-        ws.remove(p.name);
+        // The fallback's service stays served when no root has a backlog (it was added above).
+        if (wanted.size > 0 || p.service !== fallback.service) ws.remove(p.name);
         if (p.service !== fallback.service) await closeBacklog(p.service);
       }
-    const served = new Set(ws.projects);
-    if (wanted.size === 0 && !served.has(fallback))
-      ws.add({ ...fallback, name: ws.uniqueName(fallback.name) });
-    else if (wanted.size > 0)
-      for (const p of ws.projects)
-        if (p.service === fallback.service && ![...this.opened.values()].includes(p)) ws.remove(p.name);
+    if (wanted.size > 0)
+      for (const p of ws.projects) if (p.service === fallback.service && !kept.includes(p)) ws.remove(p.name);
   }
 
   /** A root's backlog as a project of the workspace; the fallback's service when it is the same folder. */
