@@ -6,6 +6,8 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
@@ -50,6 +52,27 @@ afterAll(async () => {
 });
 
 describe('HTTP API over a workspace', () => {
+  it('/mcp serves every project: a search finds both, project narrows it', async () => {
+    const client = new Client({ name: 'http-ws-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      const call = async (args: Json) => {
+        const res = await client.callTool({
+          name: 'backlog_search',
+          arguments: { ...args, response_format: 'detailed' },
+        });
+        return res.structuredContent as Json;
+      };
+      const all = await call({ query: 'task', limit: 50 });
+      expect(new Set(all.results.map((r: Json) => r.project))).toEqual(new Set(['demo', 'backlog.md']));
+      const one = await call({ query: 'task', limit: 50, project: 'backlog.md' });
+      expect(one.results.length).toBeGreaterThan(0);
+      expect(one.results.every((r: Json) => r.project === 'backlog.md')).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('GET /projects lists each open project (name, format, size) and the folder that failed, with its code', async () => {
     const { status, body } = await getJson('/projects');
     expect(status).toBe(200);

@@ -406,20 +406,53 @@ export function buildProgram(): Command {
     .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
       const { closeBacklog } = await backlog();
+      const readOnly = Boolean(o.readOnly);
+      const { runStdioServer } = await import('../mcp/stdio.js');
+      const { dir, workspace, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+      const serverOpen = {
+        watch: o.watch !== false,
+        embeddings: embeddings as OpenBacklogOptions['embeddings'],
+        embedMissing: 'background' as const,
+        background: true,
+        ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
+      };
+      // Several backlogs (--dir repeated, NAME=PATH, --workspace): one server over all (docs/workspace.md).
+      const ws = mayBeWorkspace(dir, workspace)
+        ? await (await cliWorkspace()).openCliWorkspace(dir, workspace, embeddings, serverOpen)
+        : undefined;
+      if (ws) {
+        process.stderr.write(
+          `backlog-search: MCP over stdio for ${ws.projects.length} backlogs: ${ws.names().join(', ')}\n`,
+        );
+        const { closeWorkspace } = await import('../workspace/open-workspace.js');
+        try {
+          return await runStdioServer(ws, { readOnly });
+        } finally {
+          await closeWorkspace(ws);
+        }
+      }
       // initialize and tools/list are answered while the backlog is read; other requests wait for it.
       const { service, opened } = await begin(cmd, 'server', o.watch !== false);
-      const { runStdioServer } = await import('../mcp/stdio.js');
       opened.then(
         () =>
           process.stderr.write(
-            `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${o.readOnly ? ', read-only' : ''})\n`,
+            `backlog-search: MCP over stdio for ${service.dir} (${service.size} items${readOnly ? ', read-only' : ''})\n`,
           ),
         () => undefined, // runStdioServer rejects with the error
       );
+      // No --dir and no BACKLOG_DIR: the client's roots, when it has any (mcp/roots.ts); this backlog meanwhile.
+      const roots =
+        dir === undefined && !process.env.BACKLOG_DIR
+          ? await (await import('../mcp/roots.js')).followRoots(service, serverOpen)
+          : undefined;
       try {
-        await runStdioServer(service, { readOnly: Boolean(o.readOnly), opened });
+        await runStdioServer(roots?.ws ?? service, {
+          readOnly,
+          opened,
+          ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
+        });
       } finally {
-        await closeBacklog(service);
+        await (roots ? roots.close() : closeBacklog(service));
       }
     });
 
@@ -497,8 +530,7 @@ export function buildProgram(): Command {
           `Viewer: ${running.url}/${token ? `#token=${encodeURIComponent(token)}` : ''}${o.viewerDir || findViewerDir() ? '' : ' (not built: run npm run build)'}\n` +
           `API: ${running.url}/search?q=... , /tasks, /events\nMCP (Streamable HTTP): ${running.url}/mcp\n` +
           (token ? 'Every API and MCP request needs the header "Authorization: Bearer <token>".\n' : '') +
-          (o.readOnly ? 'Read-only: no write tool is listed.\n' : '') +
-          (ws?.multi ? `MCP at /mcp serves the first project only (${ws.projects[0].name}) for now.\n` : ''),
+          (o.readOnly ? 'Read-only: no write tool is listed.\n' : ''),
       );
       if (!['127.0.0.1', 'localhost', '::1'].includes(o.host) && !o.allowHost) {
         process.stderr.write(

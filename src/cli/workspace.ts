@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { BacklogError } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/types.js';
 import type { BacklogService } from '../service/backlog-service.js';
+import type { OpenBacklogOptions } from '../service/open-backlog.js';
 import { projectSlug } from '../workspace/ids.js';
 import { openWorkspace, type WorkspaceBacklog } from '../workspace/open-workspace.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -86,6 +87,8 @@ export async function openCliWorkspace(
   dirs: string[] | string | undefined,
   file: string | undefined,
   embeddings: string | undefined,
+  /** A server's options (watch, embeddings in the background); one-shot commands embed nothing. */
+  server: Omit<OpenBacklogOptions, 'dir'> = {},
 ): Promise<Workspace | undefined> {
   const backlogs = await workspaceSpec(dirs, file);
   if (!backlogs) return undefined;
@@ -93,6 +96,7 @@ export async function openCliWorkspace(
     backlogs,
     embeddings: embeddings as EmbeddingProvider | undefined,
     embedMissing: 'never',
+    ...server,
   });
   for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
   return ws;

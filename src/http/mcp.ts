@@ -18,6 +18,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { createMcpServer } from '../mcp/server.js';
 import type { BacklogService } from '../service/backlog-service.js';
+import type { Workspace } from '../workspace/workspace.js';
 import { DEFAULT_MAX_BODY_BYTES, isLoopbackHost } from './auth.js';
 import type { HttpApp } from './respond.js';
 
@@ -93,7 +94,7 @@ const statsOf = new WeakMap<HttpApp, () => { sessions: number; streamEntries: nu
 /** MCP Streamable HTTP with sessions (so list-changed notifications reach clients on the GET stream). */
 export function mountMcp(
   app: HttpApp,
-  service: BacklogService,
+  target: BacklogService | Workspace,
   options: McpMountOptions,
 ): () => Promise<void> {
   const sessions = new Map<string, Session>();
@@ -154,7 +155,7 @@ export function mountMcp(
         503,
         { 'Retry-After': String(Math.ceil(unusedMs / 1000)) },
       );
-    const server = createMcpServer(service, { readOnly: options.readOnly });
+    const server = createMcpServer(target, { readOnly: options.readOnly });
     const transport: JsonResponseTransport = new JsonResponseTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,

@@ -162,9 +162,8 @@ export function createHttpApp(target: BacklogService | Workspace, options: HttpA
   );
   app.get('/projects', (c) => c.json({ status: 'ok', ...projects() }));
 
-  // TODO(after mcp-ws merges): createMcpServer takes a Workspace; pass `ws` here (and in mcp.ts) instead
-  // of the first backlog's service, so /mcp serves every project (notes: /work/notes/viewer-ws.md).
-  const closeMcp = mountMcp(app, service, options);
+  // One backlog: its service, exactly as before; several: /mcp serves every project.
+  const closeMcp = mountMcp(app, ws.multi ? ws : service, options);
   const closeEvents = mountApi(app, ws);
   disposers.set(app, async () => {
     await closeEvents();

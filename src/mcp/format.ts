@@ -13,26 +13,48 @@ import type {
 import { resourceUri } from '../storage/parse.js';
 import type { BacklogItem, TaskState } from '../storage/types.js';
 import { kindLabel } from '../service/summary.js';
+import { qualify } from '../workspace/ids.js';
+import type { Workspace } from '../workspace/workspace.js';
 import type { ToolOutput } from './tool.js';
 
-/** A task id of this backlog, for examples in tool descriptions (`TASK-0001`, `BACK-200`). */
-export function exampleId(service: BacklogService): string {
-  const { name, config } = service.format;
-  return (
-    service.vocabulary().example_ids[0] ??
-    (name === 'native' ? `${config.taskPrefix}-0001` : `${config.taskPrefix}-12`)
-  );
+/** The services of the open projects (the first one's examples stand for all in descriptions). */
+function services(ws: Workspace): BacklogService[] {
+  return ws.projects.map((p) => p.service);
 }
 
-/** The kinds of item this backlog has, as its own tool names them: `tasks, epics and resources`. */
-export function kindsPhrase(service: BacklogService): string {
-  const plurals = service.format.vocabulary.kinds.map((k) => k.plural.toLowerCase());
+/** A task id of the first backlog, for examples in tool descriptions (`TASK-0001`, `BACK-200`, `api:BACK-200`). */
+export function exampleId(ws: Workspace): string {
+  const first = ws.projects[0];
+  const { name, config } = first.service.format;
+  const id =
+    first.service.vocabulary().example_ids[0] ??
+    (name === 'native' ? `${config.taskPrefix}-0001` : `${config.taskPrefix}-12`);
+  return ws.idOf(first, id);
+}
+
+/** The kinds of item the backlogs have, as their own tools name them: `tasks, epics and resources`. */
+export function kindsPhrase(ws: Workspace): string {
+  const plurals = [
+    ...new Set(services(ws).flatMap((s) => s.format.vocabulary.kinds.map((k) => k.plural.toLowerCase()))),
+  ];
   return plurals.length > 1 ? `${plurals.slice(0, -1).join(', ')} and ${plurals.at(-1)}` : plurals.join('');
 }
 
-/** What a task can be in this backlog: `task or epic` (native), `task` (Backlog.md: no epics). */
-export function taskKinds(service: BacklogService): string {
-  return service.format.vocabulary.kinds.some((k) => k.type === 'epic') ? 'task or epic' : 'task';
+/** What a task can be: `task or epic` (native), `task` (Backlog.md: no epics). */
+export function taskKinds(ws: Workspace): string {
+  return services(ws).some((s) => s.format.vocabulary.kinds.some((k) => k.type === 'epic'))
+    ? 'task or epic'
+    : 'task';
+}
+
+/** The smallest answer budget of the open backlogs (limits.maxResponseChars). */
+export function responseBudget(ws: Workspace): number {
+  return Math.min(...services(ws).map((s) => s.limits.maxResponseChars));
+}
+
+/** An item's resource URI, naming its project when it has one (several backlogs open). */
+export function uriOf(path: string, project?: string): string {
+  return project ? qualify(project, resourceUri(path)) : resourceUri(path);
 }
 
 export function oneLine(text: string, max = 160): string {
@@ -69,6 +91,8 @@ export interface ItemView extends Pick<
   | 'created_at'
   | 'updated_at'
 > {
+  /** Set when several backlogs are open. */
+  project?: string;
   type: string;
   uri: string;
   content: string;
@@ -77,19 +101,24 @@ export interface ItemView extends Pick<
   next_content_offset?: number;
 }
 
-export function itemView(item: BacklogItem, maxChars: number, offset: number): ItemView {
+export function itemView(
+  item: BacklogItem & { project?: string },
+  maxChars: number,
+  offset: number,
+): ItemView {
   const start = Math.min(offset, item.body.length);
   const content = cut(item.body, start, maxChars);
   const end = start + content.length;
   const view: ItemView = {
     id: item.id,
+    ...(item.project ? { project: item.project } : {}),
     type: item.type,
     title: item.title,
     status: item.status,
     state: item.state,
     parent_id: item.parent_id,
     path: item.path,
-    uri: resourceUri(item.path),
+    uri: uriOf(item.path, item.project),
     tags: item.tags,
     author: item.author,
     assignee: item.assignee,

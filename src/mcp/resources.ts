@@ -1,14 +1,16 @@
 /**
  * The backlog as MCP resources: every task, epic and document at `mcp://backlog/<path>` (ids work too,
  * `mcp://backlog/TASK-0001`), read through the same path checks as every other read. `resources/list`
- * is paginated (RESOURCES_PAGE per page, `nextCursor` for the next), ordered by path.
+ * is paginated (RESOURCES_PAGE per page, `nextCursor` for the next), ordered by path. With several
+ * backlogs open, a URI names its project first: `mcp://backlog/<project>/<path>` (docs/workspace.md).
  */
 import { ErrorCode, ListResourcesRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { BacklogService } from '../service/backlog-service.js';
-import { fileType, resourceUri } from '../storage/parse.js';
+import { RESOURCE_URI_PREFIX, fileType, resourceUri } from '../storage/parse.js';
 import { readInsideRoot } from '../storage/root-path.js';
 import type { BacklogItem } from '../storage/types.js';
+import { isBacklogError } from '../errors.js';
+import type { Workspace, WorkspaceProject } from '../workspace/workspace.js';
 import { kindOf } from './format.js';
 
 /** Resources per `resources/list` page. */
@@ -40,10 +42,12 @@ function mimeOf(path: string): string {
 export const itemUri = resourceUri;
 
 /** One entry of resources/list: the id as name (a document's file name), title, and the kind. */
-function listEntry(item: BacklogItem) {
+function listEntry(ws: Workspace, p: WorkspaceProject, item: BacklogItem) {
   return {
-    uri: resourceUri(item.path),
-    name: item.id.startsWith('mcp://') ? item.path.slice(item.path.lastIndexOf('/') + 1) : item.id,
+    uri: ws.idOf(p, resourceUri(item.path)),
+    name: item.id.startsWith('mcp://')
+      ? item.path.slice(item.path.lastIndexOf('/') + 1)
+      : ws.idOf(p, item.id),
     title: item.title,
     description: kindOf(item),
     mimeType: mimeOf(item.path),
@@ -59,7 +63,7 @@ function offsetOf(cursor: string | undefined): number {
   return n;
 }
 
-export function registerResources(server: McpServer, service: BacklogService): void {
+export function registerResources(server: McpServer, ws: Workspace): void {
   server.registerResource(
     'backlog-item',
     new ResourceTemplate('mcp://backlog/{+path}', { list: undefined }),
@@ -69,9 +73,10 @@ export function registerResources(server: McpServer, service: BacklogService): v
     },
     async (uri, variables) => {
       const raw = Array.isArray(variables.path) ? variables.path.join('/') : String(variables.path ?? '');
-      const id = service.resolve(raw);
-      if (!id) throw new McpError(-32002, `Resource not found: ${uri.href}`, { uri: uri.href });
-      const item = service.get(id);
+      const found = locate(ws, raw);
+      if (!found) throw new McpError(-32002, `Resource not found: ${uri.href}`, { uri: uri.href });
+      const { service } = found.p;
+      const item = service.get(found.id);
       // The file as it is now, through the same checks as every read (a file swapped for a link is refused).
       const text = await readInsideRoot(service.dir, item.path).then(
         (r) => r.bytes.toString('utf8'),
@@ -87,12 +92,31 @@ export function registerResources(server: McpServer, service: BacklogService): v
   // The SDK's own resources/list has no pagination: this one replaces it (the template lists nothing itself).
   server.server.setRequestHandler(ListResourcesRequestSchema, (request) => {
     const offset = offsetOf(request.params?.cursor);
-    const items = service
-      .ids()
-      .map((id) => service.get(id))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const page = items.slice(offset, offset + RESOURCES_PAGE).map(listEntry);
+    // By project (in the order they were opened), then by path.
+    const items = ws.projects.flatMap((p) =>
+      p.service
+        .ids()
+        .map((id) => p.service.get(id))
+        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+        .map((item) => [p, item] as const),
+    );
+    const page = items.slice(offset, offset + RESOURCES_PAGE).map(([p, item]) => listEntry(ws, p, item));
     const next = offset + RESOURCES_PAGE;
     return { resources: page, ...(next < items.length ? { nextCursor: String(next) } : {}) };
   });
+}
+
+/** The project and id a resource path names: `<path>` or `<id>`, or `<project>/<path>` with several open. */
+function locate(ws: Workspace, raw: string): { p: WorkspaceProject; id: string } | undefined {
+  if (!ws.multi) {
+    const p = ws.projects[0];
+    const id = p?.service.resolve(raw);
+    return id === undefined ? undefined : { p, id };
+  }
+  try {
+    return ws.locate(RESOURCE_URI_PREFIX + raw);
+  } catch (err) {
+    if (isBacklogError(err)) return undefined;
+    throw err;
+  }
 }

@@ -1,6 +1,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
+import type { Workspace } from '../workspace/workspace.js';
 import { createMcpServer, type McpServerOptions } from './server.js';
 
 /** Requests answered before the backlog is open: they need only the server's description of itself. */
@@ -13,22 +15,30 @@ export interface StdioOptions extends McpServerOptions {
    * fails, the server closes and `runStdioServer` rejects with its error.
    */
   opened?: Promise<unknown>;
+  /**
+   * Given the server, returns what sees each message from the client before the server does; a promise
+   * it returns holds the later messages that need the backlogs, as `opened` does (the roots: roots.ts).
+   */
+  watch?: (server: McpServer) => (message: JSONRPCMessage) => Promise<unknown> | undefined;
 }
 
 /**
- * Serves `service` over stdio (`backlog-search mcp`) until the client closes stdin. stdout carries the
- * protocol only; messages for people go to stderr.
+ * Serves a backlog or a workspace over stdio (`backlog-search mcp`) until the client closes stdin.
+ * stdout carries the protocol only; messages for people go to stderr.
  */
-export async function runStdioServer(service: BacklogService, options: StdioOptions = {}): Promise<void> {
-  const server = createMcpServer(service, options);
+export async function runStdioServer(
+  target: BacklogService | Workspace,
+  options: StdioOptions = {},
+): Promise<void> {
+  const server = createMcpServer(target, options);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
   await server.connect(transport);
   let failed: { error: unknown } | undefined;
+  if (options.opened || options.watch) holdUntil(transport, options.opened, options.watch?.(server));
   if (options.opened) {
-    holdUntil(transport, options.opened);
     options.opened.catch((error: unknown) => {
       failed = { error };
       void server.close();
@@ -42,18 +52,33 @@ export async function runStdioServer(service: BacklogService, options: StdioOpti
   if (failed) throw failed.error;
 }
 
-/** Holds the messages that need the backlog until `opened` settles (a failed open ends the process). */
-function holdUntil(transport: StdioServerTransport, opened: Promise<unknown>): void {
+/**
+ * Holds the messages that need the backlog until `opened` settles (a failed open ends the process), and
+ * after each promise `watch` returns, until it settles. Answers to the server's own requests (roots/list)
+ * are never held: what holds the others may be waiting for them.
+ */
+function holdUntil(
+  transport: StdioServerTransport,
+  opened: Promise<unknown> | undefined,
+  watch?: (message: JSONRPCMessage) => Promise<unknown> | undefined,
+): void {
   const deliver = transport.onmessage!;
-  let ready = false;
-  // Held messages are chained after the open, so they are delivered in order before any that comes later.
-  let held: Promise<unknown> = opened.then(
-    () => (ready = true),
-    () => undefined,
-  );
+  let holds = 0;
+  // Held messages are chained after what holds them, so they are delivered in order before any that comes later.
+  let held: Promise<unknown> = Promise.resolve();
+  const hold = (until: Promise<unknown>) => {
+    holds++;
+    held = held
+      .then(() => until)
+      .catch(() => undefined)
+      .finally(() => holds--);
+  };
+  if (opened) hold(opened);
   transport.onmessage = (message: JSONRPCMessage) => {
     const method = 'method' in message ? message.method : undefined;
-    if (ready || (method !== undefined && WITHOUT_ITEMS.has(method))) deliver(message);
+    const until = watch?.(message);
+    if (holds === 0 || method === undefined || WITHOUT_ITEMS.has(method)) deliver(message);
     else held = held.then(() => deliver(message));
+    if (until) hold(until);
   };
 }

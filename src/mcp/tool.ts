@@ -51,6 +51,14 @@ export const responseFormatShape = {
     .describe('concise: lean text; detailed: every field, as structuredContent'),
 };
 
+/**
+ * The option every tool takes: which backlogs (a workspace, docs/workspace.md). Always accepted; it is
+ * advertised only when the server may have more than one (toolDefinition), with the names open.
+ */
+export const projectShape = {
+  project: z.union([z.string(), z.array(z.string())]).optional(),
+};
+
 /** Takes `response_format` out of a read tool's arguments (validated), leaving the rest for the service. */
 export function takeFormat(args: Record<string, unknown>): [ResponseFormat, Record<string, unknown>] {
   const { response_format, ...rest } = args;
@@ -145,21 +153,39 @@ function advertisedJson(spec: ToolSpec): Record<string, unknown> {
  * with the SDK's list, which adds `$schema` and `execution: {taskSupport: "forbidden"}` to every tool
  * (both are what a client assumes when they are absent) and converts the schema again on every call.
  */
-export function toolDefinition(name: string, spec: ToolSpec): Tool {
+export function toolDefinition(name: string, spec: ToolSpec, projects?: ProjectsAdvertised): Tool {
+  const schema = advertisedJson(spec);
+  const { project, ...others } = schema.properties as Record<string, Record<string, unknown>>;
+  // `project` is advertised only where it can choose between backlogs; with one it is accepted, unlisted.
+  const properties =
+    projects && project ? { ...others, project: { ...project, description: projects.description } } : others;
   return {
     name,
     title: spec.title,
     description: spec.description,
-    inputSchema: advertisedJson(spec) as Tool['inputSchema'],
+    inputSchema: { ...schema, properties } as Tool['inputSchema'],
     annotations: spec.annotations,
   };
+}
+
+/** What the `project` option says when it is advertised: the names open, and what it means for this tool. */
+export interface ProjectsAdvertised {
+  description: string;
 }
 
 /** Any object: the SDK lets every call through to the handler, which validates with the strict schema. */
 const ANY_ARGUMENTS = z.object({}).catchall(z.unknown());
 
-/** `notice`: a text block every answer ends with (and `notice` in its structured content), e.g. DEMO_NOTICE. */
-export function registerTool(server: McpServer, name: string, spec: ToolSpec, notice?: string): void {
+/**
+ * `notice`: a text block every answer ends with (and `notice` in its structured content), e.g. DEMO_NOTICE;
+ * a function is asked at each call (a server over a workspace whose projects change).
+ */
+export function registerTool(
+  server: McpServer,
+  name: string,
+  spec: ToolSpec,
+  noticeOf?: string | (() => string | undefined),
+): void {
   const known = Object.keys(spec.strict.shape);
   server.registerTool(
     name,
@@ -170,6 +196,7 @@ export function registerTool(server: McpServer, name: string, spec: ToolSpec, no
       annotations: spec.annotations,
     },
     async (raw: Record<string, unknown>): Promise<CallToolResult> => {
+      const notice = typeof noticeOf === 'function' ? noticeOf() : noticeOf;
       try {
         const args = normalizeArgs(raw, known, spec.aliases, spec.nullIsUnset);
         const { structured, text } = await spec.run(args);

@@ -113,6 +113,29 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
 
 type Opened = { b: WorkspaceBacklog; dir: string; service?: BacklogService; error?: BacklogError };
 
+/**
+ * Opens one more backlog into an open workspace (the MCP server's roots, src/mcp/roots.ts), named as
+ * openWorkspace names one and made unique among the projects open now. A folder that cannot be opened
+ * is not added: its problem is returned (with a code), and nothing is thrown.
+ */
+export async function addBacklog(
+  ws: Workspace,
+  b: WorkspaceBacklog,
+  options: Omit<OpenBacklogOptions, 'dir'>,
+): Promise<WorkspaceProject | ProjectProblem> {
+  const cacheRoot = options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  const o = await openOne(b, options, cacheRoot);
+  const wanted = b.name?.toLowerCase() ?? (o.service ? projectSlug(o.service.projectName) : undefined);
+  if (o.error || !o.service) {
+    const e = o.error!;
+    const name = wanted ?? projectSlug(folderName(o.dir));
+    return { name, dir: o.dir, code: e.code, message: e.message, hint: e.hint };
+  }
+  const project = { name: ws.uniqueName(wanted!), dir: o.dir, service: o.service };
+  ws.add(project);
+  return project;
+}
+
 async function openOne(
   b: WorkspaceBacklog,
   shared: Omit<OpenBacklogOptions, 'dir'>,

@@ -8,7 +8,12 @@
 import { errors, isBacklogError } from '../errors.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import type { RelatedResult, ResultGroup, SearchHit, SearchResult } from '../search/types.js';
-import { filtersOf, type GetEntry, type ItemMetadata } from '../service/backlog-service.js';
+import {
+  filtersOf,
+  type BacklogService,
+  type GetEntry,
+  type ItemMetadata,
+} from '../service/backlog-service.js';
 import { updatedMsOf } from '../service/item-store.js';
 import { sortItems } from '../service/list-sort.js';
 import {
@@ -23,7 +28,7 @@ import type { ListResponse, SearchResponse } from '../service/responses.js';
 import type { ItemSummary } from '../service/summary.js';
 import type { DiagnosticsReport } from '../service/diagnostics.js';
 import type { BacklogItem, TaskState } from '../storage/types.js';
-import { parseQualified, qualify } from './ids.js';
+import { parseQualified, projectSlug, qualify } from './ids.js';
 import { mergeRanked, rankList, workspaceBound, type Ranked, type WorkspaceFusion } from './merge.js';
 import type {
   ProjectOption,
@@ -45,13 +50,67 @@ const PAGE = 100;
 
 export class Workspace implements WorkspaceScope {
   readonly writes: WorkspaceWrites;
+  /** Replaced, never changed in place: a call that took the list keeps a consistent one (add/remove). */
+  #projects: readonly WorkspaceProject[];
+  #listeners = new Set<() => void>();
 
   constructor(
-    readonly projects: readonly WorkspaceProject[],
+    projects: readonly WorkspaceProject[],
     readonly problems: readonly ProjectProblem[] = [],
     readonly fusion: WorkspaceFusion = 'bound',
   ) {
+    this.#projects = [...projects];
     this.writes = new WorkspaceWrites(this);
+  }
+
+  /** A workspace of one backlog (the MCP server over one BacklogService): every call is the service's own. */
+  static of(service: BacklogService): Workspace {
+    return new Workspace([{ name: projectSlug(service.projectName), dir: service.dir, service }]);
+  }
+
+  get projects(): readonly WorkspaceProject[] {
+    return this.#projects;
+  }
+
+  /**
+   * Adds an open backlog (the MCP server's roots, src/mcp/roots.ts). Its name must be free: uniqueName
+   * gives one. Listeners (onProjectsChange) are told.
+   */
+  add(project: WorkspaceProject): void {
+    if (this.byName(project.name))
+      throw errors.invalidFilter(
+        'project',
+        `a project is already named "${project.name}"`,
+        'Pick a free name.',
+      );
+    this.#projects = [...this.#projects, project];
+    this.#changed();
+  }
+
+  /** Takes a project out (the caller closes its service); undefined when no project has that name. */
+  remove(name: string): WorkspaceProject | undefined {
+    const p = this.byName(name);
+    if (!p) return undefined;
+    this.#projects = this.#projects.filter((x) => x !== p);
+    this.#changed();
+    return p;
+  }
+
+  /** `wanted`, or `wanted-2`, `wanted-3`, ... : a name no open project has. */
+  uniqueName(wanted: string): string {
+    let name = wanted;
+    for (let i = 2; this.byName(name); i++) name = `${wanted}-${i}`;
+    return name;
+  }
+
+  /** Called after every add or remove; returns the unsubscribe function. */
+  onProjectsChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
   }
 
   /** More than one backlog open: ids are qualified and answers carry `project`. */
@@ -127,6 +186,7 @@ export class Workspace implements WorkspaceScope {
 
   /** `resolve` as BacklogService has it: the id as returned (qualified when several are open), or undefined. */
   resolve(ref: string): string | undefined {
+    if (!this.multi) return this.projects[0]?.service.resolve(ref);
     try {
       const { p, id } = this.locate(ref);
       return this.idOf(p, id);
@@ -146,6 +206,8 @@ export class Workspace implements WorkspaceScope {
     const started = performance.now();
     const { project, ...rest } = options;
     const scope = this.scope(project);
+    // The merge numbers projects by their place in this list: taken once, as add/remove replace it.
+    const all = this.projects;
     if (scope.length === 1) {
       const p = scope[0];
       const res = await p.service.searchUnified(query, this.onlyIn(p, rest));
@@ -154,7 +216,7 @@ export class Workspace implements WorkspaceScope {
     const parsed = searchOptionsSchema.safeParse({ ...rest, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
-    const fast = await this.rankFirst(query, rest, opts, scope, started);
+    const fast = await this.rankFirst(query, rest, opts, scope, all, started);
     if (fast) return fast;
     const want = opts.offset + opts.limit;
     const answers = await eachProject(scope, async (p) => {
@@ -181,7 +243,7 @@ export class Workspace implements WorkspaceScope {
       return first;
     });
     const rankOf = (p: WorkspaceProject, res: SearchResponse, list: SearchResult[]) =>
-      this.rank(p, list, opts, res.search_mode === 'bm25');
+      this.rank(all, p, list, opts, res.search_mode === 'bm25');
     const merged = mergeRanked(answers.map(([p, res]) => rankOf(p, res, res.results)));
     const page = merged.slice(opts.offset, want);
     const total = answers.reduce((n, [, res]) => n + res.total, 0);
@@ -190,7 +252,7 @@ export class Workspace implements WorkspaceScope {
       const { score: _s, scores: _ss, ...kept } = r;
       return kept as SearchResult;
     };
-    const shape = (x: Ranked) => this.tagResult(this.projects[x.project], strip(x.result));
+    const shape = (x: Ranked) => this.tagResult(all[x.project], strip(x.result));
     if (opts.include_content) this.checkContent(page.map((x) => x.result));
     const modes = new Set(answers.map(([, res]) => res.search_mode));
     const response: SearchResponse = {
@@ -232,7 +294,7 @@ export class Workspace implements WorkspaceScope {
       const related: RelatedResult[] = [];
       for (const [p, res] of answers)
         for (const r of res.related ?? [])
-          if (onPage.has(`${this.projects.indexOf(p)}\u0000${r.source}`))
+          if (onPage.has(`${all.indexOf(p)}\u0000${r.source}`))
             related.push({
               ...(this.tagResult(p, strip(r)) as RelatedResult),
               source: this.idOf(p, r.source),
@@ -247,13 +309,14 @@ export class Workspace implements WorkspaceScope {
 
   /** One project's list with the keys the merge orders by (merge.ts). */
   private rank<T extends { id: string; score?: number }>(
+    all: readonly WorkspaceProject[],
     p: WorkspaceProject,
     list: T[],
     opts: SearchOptions,
     bm25: boolean,
   ): Ranked<T>[] {
     const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(opts.query)) : opts.query;
-    return rankList(this.projects.indexOf(p), list, this.fusion, {
+    return rankList(all.indexOf(p), list, this.fusion, {
       upperBound: bm25 ? workspaceBound(p.service.index, positive) : 0,
       routed: p.service.index.resolveId(opts.query),
       recentMs: opts.sort === 'recent' ? (id) => updatedMsOf(p.service.get(id) as BacklogItem) : undefined,
@@ -272,6 +335,7 @@ export class Workspace implements WorkspaceScope {
     rest: Omit<SearchOptionsInput, 'query'>,
     opts: SearchOptions,
     scope: WorkspaceProject[],
+    all: readonly WorkspaceProject[],
     started: number,
   ): Promise<SearchResponse | null> {
     const bm25 =
@@ -299,7 +363,7 @@ export class Workspace implements WorkspaceScope {
         });
         total += found.total;
         locals.set(p, local);
-        lists.push(this.rank(p, found.hits, opts, true));
+        lists.push(this.rank(all, p, found.hits, opts, true));
       }
     } catch {
       return null;
@@ -308,7 +372,7 @@ export class Workspace implements WorkspaceScope {
     const page = mergeRanked(lists).slice(opts.offset, want);
     const spans = new Map<WorkspaceProject, { from: number; to: number }>();
     for (const x of page) {
-      const p = this.projects[x.project];
+      const p = all[x.project];
       const span = spans.get(p);
       if (!span) spans.set(p, { from: x.rank, to: x.rank });
       else [span.from, span.to] = [Math.min(span.from, x.rank), Math.max(span.to, x.rank)];
@@ -325,7 +389,7 @@ export class Workspace implements WorkspaceScope {
     const built = new Map(answers.map(([p, res]) => [p, res]));
     const results: SearchResult[] = [];
     for (const x of page) {
-      const p = this.projects[x.project];
+      const p = all[x.project];
       const r = built.get(p)?.results[x.rank - spans.get(p)!.from];
       if (!r) continue;
       const { score: _s, scores: _ss, ...plain } = r;
@@ -428,8 +492,9 @@ export class Workspace implements WorkspaceScope {
   }
 
   getMetadata(ref: string, options: ProjectOption = {}): WithProject<ItemMetadata> {
+    const scope = this.scope(options.project);
     if (!this.multi) return this.projects[0].service.getMetadata(ref);
-    const { p, id } = this.locate(ref, this.scope(options.project));
+    const { p, id } = this.locate(ref, scope);
     const m = p.service.getMetadata(id);
     const q = (x: string) => this.idOf(p, x);
     return {

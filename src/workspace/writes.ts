@@ -21,17 +21,21 @@ export class WorkspaceWrites {
   async create(input: CreateInput & ProjectOption): Promise<WithProject<WriteResult>> {
     const { project, ...rest } = input;
     const p = this.target(project);
+    if (!this.ws.multi) return p.service.create(rest);
     return this.tag(p, await p.service.create(this.localParent(p, rest)));
   }
 
   async update(input: UpdateInput & ProjectOption): Promise<WithProject<WriteResult>> {
     const { project, ...rest } = input;
+    // One backlog: the service's own write, answers and errors unchanged.
+    if (!this.ws.multi) return this.ws.scope(project)[0].service.update(rest);
     const { p, id } = this.ws.locate(String(rest.id ?? ''), this.ws.scope(project));
     return this.tag(p, await p.service.update(this.localParent(p, { ...rest, id })));
   }
 
   async delete(input: DeleteInput & ProjectOption): Promise<WithProject<WriteResult>> {
     const { project, ...rest } = input;
+    if (!this.ws.multi) return this.ws.scope(project)[0].service.delete(rest);
     const { p, id } = this.ws.locate(String(rest.id ?? ''), this.ws.scope(project));
     return this.tag(p, await p.service.delete({ ...rest, id }));
   }
@@ -39,6 +43,7 @@ export class WorkspaceWrites {
   /** The path may name its project: `mcp://backlog/<project>/<path>` or `<project>:<path>`. */
   async writeResource(input: WriteResourceInput & ProjectOption): Promise<WithProject<WriteResult>> {
     const { project, ...rest } = input;
+    if (!this.ws.multi) return this.ws.scope(project)[0].service.writeResource(rest);
     const parsed = parseQualified(String(rest.path ?? ''), (n) => this.ws.byName(n) !== undefined);
     const p = parsed.project ? this.ws.scope(parsed.project)[0] : this.target(project);
     if (parsed.project && project !== undefined && !this.ws.scope(project).includes(p))

@@ -1,7 +1,10 @@
 import type { BacklogService } from '../../service/backlog-service.js';
 import { createInputSchema } from '../../service/write-inputs.js';
+import type { Workspace } from '../../workspace/workspace.js';
 import { taskKinds, writeOutput } from '../format.js';
-import { type ToolSpec } from '../tool.js';
+import { projectShape, type ToolSpec } from '../tool.js';
+
+const strict = createInputSchema.extend(projectShape);
 
 /** Names agents use for the fields of a write (Backlog.md's `labels`, a `description` for the body). */
 export const WRITE_ALIASES = {
@@ -12,20 +15,32 @@ export const WRITE_ALIASES = {
   tag: 'tags',
 };
 
-function createDescription(service: BacklogService): string {
+/** Where a new task goes in this backlog's format. */
+function whereOf(service: BacklogService): string {
   const { name, config } = service.format;
-  const where =
-    name === 'backlog-md'
-      ? `a Backlog.md task file as \`backlog task create\` writes it (tasks/${config.taskPrefix.toLowerCase()}-N - Title.md, id ${config.taskPrefix}-N, a sub-task ${config.taskPrefix}-N.1; body is the description)`
-      : 'a task (or epic) file tasks/<ID>-<slug>.md with the next free id (TASK-0001, EPIC-0001)';
-  return `Creates ${where} and returns the id; it is searchable when this returns. status defaults to "${config.defaultStatus}"; parent_id must be an existing task. Values are validated strictly (INVALID_FILTER names the field). Example: ${JSON.stringify({ title: 'Add rate-limit to password reset', tags: ['auth'], body: 'Lock the form after five failures.' })}`;
+  return name === 'backlog-md'
+    ? `a Backlog.md task file as \`backlog task create\` writes it (tasks/${config.taskPrefix.toLowerCase()}-N - Title.md, id ${config.taskPrefix}-N, a sub-task ${config.taskPrefix}-N.1; body is the description)`
+    : 'a task (or epic) file tasks/<ID>-<slug>.md with the next free id (TASK-0001, EPIC-0001)';
 }
 
-export function createTool(service: BacklogService): ToolSpec {
+function createDescription(ws: Workspace): string {
+  const first = ws.projects[0].service;
+  const { config } = first.format;
+  // Several backlogs: each writes in its own format; `project` names the one (PROJECT_REQUIRED without it).
+  const where = ws.multi
+    ? `in the backlog named by project, in its format: ${[...new Set(ws.projects.map((p) => whereOf(p.service)))].join('; or ')}`
+    : whereOf(first);
+  const defaults = ws.multi
+    ? "status defaults to the backlog's first status"
+    : `status defaults to "${config.defaultStatus}"`;
+  return `Creates ${where} and returns the id; it is searchable when this returns. ${defaults}; parent_id must be an existing task. Values are validated strictly (INVALID_FILTER names the field). Example: ${JSON.stringify({ title: 'Add rate-limit to password reset', tags: ['auth'], body: 'Lock the form after five failures.' })}`;
+}
+
+export function createTool(ws: Workspace): ToolSpec {
   return {
-    title: `Create a ${taskKinds(service)}`,
-    description: createDescription(service),
-    strict: createInputSchema,
+    title: `Create a ${taskKinds(ws)}`,
+    description: createDescription(ws),
+    strict,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,
@@ -33,6 +48,6 @@ export function createTool(service: BacklogService): ToolSpec {
       openWorldHint: false,
     },
     aliases: WRITE_ALIASES,
-    run: async (args) => writeOutput(await service.create(args as Parameters<BacklogService['create']>[0])),
+    run: async (args) => writeOutput(await ws.create(args as unknown as Parameters<Workspace['create']>[0])),
   };
 }

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { BacklogService } from '../../service/backlog-service.js';
-import { resourceUri } from '../../storage/parse.js';
-import { exampleId, kindOf } from '../format.js';
-import { READ_ONLY, answer, parseStrict, responseFormatShape, type ToolSpec } from '../tool.js';
+import type { Workspace } from '../../workspace/workspace.js';
+import { exampleId, kindOf, uriOf } from '../format.js';
+import { READ_ONLY, answer, parseStrict, projectShape, responseFormatShape, type ToolSpec } from '../tool.js';
 
 export const metadataInputSchema = z
   .object({
     id: z.string().trim().min(1).describe('id, resource URI or path'),
     ...responseFormatShape,
+    ...projectShape,
   })
   .strict();
 
@@ -16,23 +16,24 @@ function valueText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-export function getMetadataTool(service: BacklogService): ToolSpec {
+export function getMetadataTool(ws: Workspace): ToolSpec {
   return {
     title: 'Get item metadata',
     description:
       'File facts and links of one item, without its content: path, size, modified and indexed times, the whole front matter, parent, children and references. Example: {"id": "' +
-      exampleId(service) +
+      exampleId(ws) +
       '"}',
     strict: metadataInputSchema,
     annotations: READ_ONLY,
     aliases: { ids: 'id', path: 'id', uri: 'id' },
     nullIsUnset: true,
     run: (args) => {
-      const { id, response_format } = parseStrict(metadataInputSchema, args);
-      const md = service.getMetadata(id);
-      const item = service.get(md.id);
+      const { id, response_format, project } = parseStrict(metadataInputSchema, args);
+      const md = ws.getMetadata(id, project === undefined ? {} : { project });
+      const item = ws.get(md.id);
       const metadata = {
         id: md.id,
+        ...(md.project ? { project: md.project } : {}),
         type: md.type,
         title: md.title,
         status: item.status,
@@ -44,7 +45,7 @@ export function getMetadataTool(service: BacklogService): ToolSpec {
         created_at: item.created_at,
         updated_at: item.updated_at,
         path: md.path,
-        uri: resourceUri(md.path),
+        uri: uriOf(md.path, md.project),
         file_name: md.file_name,
         file_type: md.file_type,
         size: md.size,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { BacklogError, errors } from '../../errors.js';
-import type { BacklogService } from '../../service/backlog-service.js';
-import { exampleId, itemText, itemView } from '../format.js';
-import { READ_ONLY, answer, parseStrict, responseFormatShape, type ToolSpec } from '../tool.js';
+import type { Workspace } from '../../workspace/workspace.js';
+import { exampleId, itemText, itemView, responseBudget } from '../format.js';
+import { READ_ONLY, answer, parseStrict, projectShape, responseFormatShape, type ToolSpec } from '../tool.js';
 
 /** Default and maximum characters of content per item returned by backlog_get. */
 export const GET_CONTENT_DEFAULT = 20_000;
@@ -27,6 +27,7 @@ export const getInputSchema = z
       .default(0)
       .describe('where the content window starts, to read on'),
     ...responseFormatShape,
+    ...projectShape,
   })
   .strict();
 
@@ -35,29 +36,30 @@ export const getInputSchema = z
  * item (a file name may hold commas: `back-299 - Fix-...-(Codex,-Gemini,-Claude).md`), else a
  * comma-separated list of them.
  */
-function idsOf(service: BacklogService, ids: string | string[]): string[] {
+function idsOf(ws: Workspace, ids: string | string[]): string[] {
   if (Array.isArray(ids)) return ids.map((s) => s.trim()).filter(Boolean);
   const one = ids.trim();
-  if (!one.includes(',') || service.resolve(one) !== undefined) return one ? [one] : [];
+  if (!one.includes(',') || ws.resolve(one) !== undefined) return one ? [one] : [];
   return one
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
 }
 
-export function getTool(service: BacklogService): ToolSpec {
+export function getTool(ws: Workspace): ToolSpec {
   return {
     title: 'Get backlog items',
     description:
       `Content and fields of one item or a list. An unknown id in a list gets its own NOT_FOUND line; a single unknown id is a NOT_FOUND error. ` +
-      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut; read on with content_offset. Example: {"ids": ["${exampleId(service)}"]}`,
+      `Content over max_chars (default ${GET_CONTENT_DEFAULT}) is cut; read on with content_offset. Example: {"ids": ["${exampleId(ws)}"]}`,
     strict: getInputSchema,
     annotations: READ_ONLY,
     aliases: { id: 'ids', items: 'ids', paths: 'ids', path: 'ids', uri: 'ids', uris: 'ids' },
     nullIsUnset: true,
     run: (args) => {
       const input = parseStrict(getInputSchema, args);
-      const ids = idsOf(service, input.ids);
+      const ids = idsOf(ws, input.ids);
+      const scope = input.project === undefined ? {} : { project: input.project };
       if (ids.length === 0)
         throw new BacklogError(
           'INVALID_FILTER',
@@ -65,8 +67,8 @@ export function getTool(service: BacklogService): ToolSpec {
           'Pass at least one id, e.g. {"ids": "TASK-0001"}.',
           { field: 'ids' },
         );
-      if (ids.length === 1) service.get(ids[0]); // a single unknown id is an error, not an entry
-      const found = service.get(ids);
+      if (ids.length === 1) ws.get(ids[0], scope); // a single unknown id is an error, not an entry
+      const found = ws.get(ids, scope);
       const chars = found.reduce(
         (n, e) =>
           n +
@@ -75,12 +77,13 @@ export function getTool(service: BacklogService): ToolSpec {
             : 0),
         0,
       );
-      if (chars > service.limits.maxResponseChars)
+      const budget = responseBudget(ws);
+      if (chars > budget)
         throw errors.inputTooLarge(
           'ids',
-          `the content asked for is ${chars} characters, over the budget of ${service.limits.maxResponseChars} (limits.maxResponseChars)`,
+          `the content asked for is ${chars} characters, over the budget of ${budget} (limits.maxResponseChars)`,
           'Ask for fewer ids, or a smaller max_chars, and read on with content_offset.',
-          { limit: service.limits.maxResponseChars },
+          { limit: budget },
         );
       const entries = found.map((e) =>
         e.status === 'ok'

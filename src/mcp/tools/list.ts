@@ -1,9 +1,10 @@
 import type { BacklogService, ListResponse } from '../../service/backlog-service.js';
+import type { Workspace } from '../../workspace/workspace.js';
 import { filterShape, listOptionsSchema } from '../../service/options.js';
 import { summaryLine } from '../format.js';
-import { READ_ONLY, answer, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
+import { READ_ONLY, answer, projectShape, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
 
-const strict = listOptionsSchema.extend(responseFormatShape);
+const strict = listOptionsSchema.extend({ ...responseFormatShape, ...projectShape });
 
 function listText(res: ListResponse): string {
   const hidden = Object.entries(res.not_shown ?? {}).map(([state, n]) => `${n} ${state}`);
@@ -20,12 +21,12 @@ function listText(res: ListResponse): string {
   ].join('\n');
 }
 
-export function listTool(service: BacklogService): ToolSpec {
+export function listTool(ws: Workspace): ToolSpec {
   return {
     title: 'List backlog items',
     description:
       'Items matching filters, without a query: most recently updated first (or sort: "id"), with counts by status over all matches. Filters as in backlog_search; by default only live items (active tasks and documents, as the backlog\'s own tool lists them; state: "all" or "archived" for the rest). limit 1-1000 (default 100). Example: {"types": "task", "status": "' +
-      (service.format.config.statuses[0] ?? 'open') +
+      (ws.projects[0].service.format.config.statuses[0] ?? 'open') +
       '"}',
     strict,
     sharedOptions: Object.keys(filterShape),
@@ -33,7 +34,7 @@ export function listTool(service: BacklogService): ToolSpec {
     nullIsUnset: true,
     run: (args) => {
       const [format, rest] = takeFormat(args);
-      const res = service.list(rest as Parameters<BacklogService['list']>[0]);
+      const res = ws.list(rest as Parameters<BacklogService['list']>[0]);
       return answer(format, { ...res }, () => listText(res));
     },
   };

@@ -1,14 +1,16 @@
-import type { BacklogService } from '../../service/backlog-service.js';
+import type { Workspace } from '../../workspace/workspace.js';
 import { writeResourceInputSchema } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
-import { type ToolSpec } from '../tool.js';
+import { projectShape, type ToolSpec } from '../tool.js';
 
-export function writeResourceTool(service: BacklogService): ToolSpec {
+const strict = writeResourceInputSchema.extend(projectShape);
+
+export function writeResourceTool(ws: Workspace): ToolSpec {
   return {
     title: 'Write a resource document',
     description:
       'Writes a document (not a task) under the backlog root: mode create (default; CONFLICT if it exists), overwrite, append, or replace (old_string -> new_string, CONFLICT if absent or ambiguous; the default when old_string is given). The path stays inside the root: no "..", absolute paths or hidden folders. Example: {"path": "resources/notes/2026-05-retro.md", "content": "# Retro\\n..."}',
-    strict: writeResourceInputSchema,
+    strict,
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,
@@ -17,6 +19,6 @@ export function writeResourceTool(service: BacklogService): ToolSpec {
     },
     aliases: { text: 'content', body: 'content', file: 'path', uri: 'path', id: 'path' },
     run: async (args) =>
-      writeOutput(await service.writeResource(args as Parameters<BacklogService['writeResource']>[0])),
+      writeOutput(await ws.writeResource(args as unknown as Parameters<Workspace['writeResource']>[0])),
   };
 }
