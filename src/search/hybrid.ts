@@ -45,7 +45,8 @@ export interface HybridSettings {
   /**
    * How much the vectors may move a result, per query (`lexicalWeightFor`): `fixed`, `lexicalWeight` for
    * every query; `coverage`, the vector share shrinks as the best word match covers more of the query;
-   * `short`, no vector share for queries of one or two terms; `agreement`, the vector share scaled by how
+   * `short`, no vector share for queries of one or two terms that some word matched (a query no word
+   * matched keeps the full share: meaning is all there is); `agreement`, the vector share scaled by how
    * many of the lexical top 10 the vector top 10 also has; `coverage-short`, both `coverage` and `short`.
    */
   adaptive?: 'fixed' | 'coverage' | 'short' | 'agreement' | 'coverage-short';
@@ -68,7 +69,10 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   // Title off: BM25F's title coverage (SearchSettings.titleCoverage) is already in the lexical score, and
   // applying it twice cost SciFact hybrid 0.7120 -> 0.7071, below bm25's 0.7073 (docs/search.md).
   multipliers: { title: false, id: true, type: true, recency: false },
-  adaptive: 'fixed',
+  // Issue #24: fixed fusion lost navigation, tail and resource queries on the dev set; the words decide a
+  // query of one or two terms or one whose best word match covers it (docs/search.md, "How much the
+  // vectors may move a result", `npx tsx bench/adaptive-fusion.ts`).
+  adaptive: 'coverage-short',
 };
 
 /** The lexical share of the fused score for this query (HybridSettings.adaptive). */
@@ -77,7 +81,7 @@ export function lexicalWeightFor(input: HybridInput, settings: HybridSettings): 
   const lexical = input.lexical.slice(0, settings.candidates);
   switch (settings.adaptive) {
     case 'coverage-short':
-      if (input.queryTerms.length <= 2) return 1;
+      if (lexical.length > 0 && input.queryTerms.length <= 2) return 1;
     // falls through
     case 'coverage': {
       const best = Math.max(0, ...lexical.map((h) => h.score));
@@ -86,7 +90,7 @@ export function lexicalWeightFor(input: HybridInput, settings: HybridSettings): 
       return base + (1 - base) * covered;
     }
     case 'short':
-      return input.queryTerms.length <= 2 ? 1 : base;
+      return lexical.length > 0 && input.queryTerms.length <= 2 ? 1 : base;
     case 'agreement': {
       const top = new Set(lexical.slice(0, 10).map((h) => h.id));
       if (top.size === 0) return base;

@@ -14,7 +14,7 @@
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
-import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type OutsideStats, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 
@@ -85,6 +85,7 @@ export function runBm25f(
   filter?: Set<number>,
   keep?: Keep,
   demoted?: { ids: Uint8Array; weight: number },
+  outside?: OutsideStats,
 ) {
   const state = store.bm25f;
   const size = internalIdCapacity(store);
@@ -108,6 +109,7 @@ export function runBm25f(
       keep,
       demoted: demoted?.ids,
       demotion: demoted?.weight,
+      outside,
     },
     state.scratch,
   );

@@ -214,6 +214,11 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.upperBound(query);
   }
 
+  /** Documents with the term, as the scorer counts them (LexicalIndex.docFreq). */
+  docFreq(term: string, fields: number | undefined): number {
+    return this.lexical.docFreq(term, fields);
+  }
+
   /** The lexical retriever alone: ranked ids and BM25F scores (evaluations and benchmarks use it). */
   search(req: SearchRequest): SearchResponse {
     return this.lexical.search(req);
@@ -300,6 +305,7 @@ export class OramaSearchService implements SearchEngine {
       sort: q.sort,
       conjunctive: q.conjunctive,
       matchMode: q.matchMode,
+      outside: q.outside,
     };
     let ranked: RankedHit[];
     let total: number;

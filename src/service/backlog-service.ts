@@ -10,6 +10,7 @@ import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../em
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
+import type { OutsideStats } from '../search/score.js';
 import type { SearchFilters } from '../search/types.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
@@ -212,6 +213,8 @@ export class BacklogService {
   async searchUnified(
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
+    /** A workspace's: other backlogs' corpus statistics counted in idf (workspace/merge.ts). */
+    internal: { outside?: OutsideStats } = {},
   ): Promise<SearchResponse> {
     const started = performance.now();
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
@@ -251,6 +254,7 @@ export class BacklogService {
         ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
         : undefined,
       includeScores: opts.include_scores,
+      outside: internal.outside,
     });
     if (opts.include_content) {
       const chars = found.results.reduce((n, r) => n + this.store.byId(r.id)!.body.length, 0);
