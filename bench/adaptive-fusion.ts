@@ -22,15 +22,31 @@ const { values } = parseArgs({
   options: {
     sets: { type: 'string', default: 'xquad-en' },
     'no-devset': { type: 'boolean', default: false },
+    /** coverage-short with these most vector shares (HybridSettings.coverageShare), one row each. */
+    shares: { type: 'string', default: '' },
   },
 });
-const VARIANTS: NonNullable<HybridSettings['adaptive']>[] = [
+type Variant = string;
+const VARIANTS: Variant[] = [
   'fixed',
   'coverage',
   'short',
   'agreement',
   'coverage-short',
+  ...values
+    .shares!.split(',')
+    .filter(Boolean)
+    .map((x) => `coverage-short@${x}`),
 ];
+/** A variant's settings: `name@share` is coverage-short with that coverageShare. */
+function settingsOf(v: Variant): HybridSettings {
+  const [adaptive, share] = v.split('@');
+  return {
+    ...DEFAULT_HYBRID_SETTINGS,
+    adaptive: adaptive as HybridSettings['adaptive'],
+    ...(share ? { coverageShare: Number(share) } : { coverageShare: undefined }),
+  };
+}
 const log = (m: string) => process.stderr.write(m + '\n');
 const f4 = (x: number) => x.toFixed(4);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -66,7 +82,7 @@ async function beir(name: string): Promise<string> {
           queryTerms: lexical.analyzer.queryTerms(q.text),
           facts: () => ({ titleTerms: [], idKey: '' }),
         },
-        { ...DEFAULT_HYBRID_SETTINGS, adaptive: v },
+        settingsOf(v),
       );
       sums.get(v)!.push(ndcgAtK(top(fused.map((h) => h.id)), rels, 10));
     }
@@ -79,10 +95,11 @@ async function devset(): Promise<string[]> {
   const set = await loadDevset();
   const opened = await openDevsetBacklog('bundled', log);
   const svc = opened.backlog.index as unknown as { hybridSettings: HybridSettings };
+  const saved = svc.hybridSettings;
   const rows: string[] = [];
   try {
     for (const mode of ['bm25', ...VARIANTS] as const) {
-      if (mode !== 'bm25') svc.hybridSettings.adaptive = mode;
+      if (mode !== 'bm25') svc.hybridSettings = settingsOf(mode);
       const byClass = new Map<string, number[]>();
       for (const q of set.queries) {
         const res = await opened.backlog.searchUnified(q.text, {
@@ -102,6 +119,7 @@ async function devset(): Promise<string[]> {
       );
     }
   } finally {
+    svc.hybridSettings = saved;
     await opened.close();
   }
   return rows;

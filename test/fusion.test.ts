@@ -240,8 +240,9 @@ describe('the vector share per query (HybridSettings.adaptive)', () => {
   });
 
   it('coverage: the better the best word match covers the query, the less the vectors may move', () => {
-    expect(share(input([], 10, 4), 'coverage')).toBeCloseTo(0.15); // no word matched
-    expect(share(input([['a', 5]], 10, 4), 'coverage')).toBeCloseTo(0.075);
+    // The most (coverageShare, 0.25 by default) when no word matched, half of it at half the bound.
+    expect(share(input([], 10, 4), 'coverage')).toBeCloseTo(0.25);
+    expect(share(input([['a', 5]], 10, 4), 'coverage')).toBeCloseTo(0.125);
     expect(share(input([['a', 10]], 10, 4), 'coverage')).toBeCloseTo(0);
     // An expansion can score past the bound: it then counts as full coverage.
     expect(share(input([['a', 12]], 10, 4), 'coverage')).toBeCloseTo(0);
@@ -254,8 +255,8 @@ describe('the vector share per query (HybridSettings.adaptive)', () => {
     expect(share(input([['a', 5]], 10, 2), 'coverage-short')).toBe(0);
     // No word matched: meaning is all there is, the vectors keep their share.
     expect(share(input([], 10, 2), 'short')).toBeCloseTo(0.15);
-    expect(share(input([], 10, 2), 'coverage-short')).toBeCloseTo(0.15);
-    expect(share(input([['a', 5]], 10, 3), 'coverage-short')).toBeCloseTo(0.075);
+    expect(share(input([], 10, 2), 'coverage-short')).toBeCloseTo(0.25);
+    expect(share(input([['a', 5]], 10, 3), 'coverage-short')).toBeCloseTo(0.125);
   });
 
   it('agreement: the vectors keep their share when their top 10 is the words’ top 10', () => {

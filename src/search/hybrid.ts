@@ -50,6 +50,11 @@ export interface HybridSettings {
    * many of the lexical top 10 the vector top 10 also has; `coverage-short`, both `coverage` and `short`.
    */
   adaptive?: 'fixed' | 'coverage' | 'short' | 'agreement' | 'coverage-short';
+  /**
+   * `coverage` and `coverage-short`: the most the vectors may get, the share of a query whose best word
+   * match covers none of it: `coverageShare × (1 − best / upper bound)` (default 1 − lexicalWeight).
+   */
+  coverageShare?: number;
 }
 
 export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
@@ -73,6 +78,10 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   // query of one or two terms or one whose best word match covers it (docs/search.md, "How much the
   // vectors may move a result", `npx tsx bench/adaptive-fusion.ts`).
   adaptive: 'coverage-short',
+  // The smallest most-share at which every class of the dev set is at or above bm25 with aboutness up by
+  // at least 0.03 (0.15, 0.2 were short of it; 0.3 and 0.4 score higher there but were not taken);
+  // XQuAD-en and SciFact train were not used to choose it (docs/search.md).
+  coverageShare: 0.25,
 };
 
 /** The lexical share of the fused score for this query (HybridSettings.adaptive). */
@@ -87,7 +96,7 @@ export function lexicalWeightFor(input: HybridInput, settings: HybridSettings): 
       const best = Math.max(0, ...lexical.map((h) => h.score));
       const upper = Math.max(input.lexicalUpperBound, best);
       const covered = upper > 0 ? best / upper : 0;
-      return base + (1 - base) * covered;
+      return 1 - (settings.coverageShare ?? 1 - base) * (1 - covered);
     }
     case 'short':
       return lexical.length > 0 && input.queryTerms.length <= 2 ? 1 : base;
