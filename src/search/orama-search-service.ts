@@ -353,7 +353,7 @@ export class OramaSearchService implements SearchEngine {
         vector = vector.filter((v) => matched.has(v.id));
       }
       if (mode === 'semantic') ranked = vector.map(semanticHit);
-      else ({ ranked, vectorWeight } = this.fuse(q.text, positive, lexical.hits, vector));
+      else ({ ranked, vectorWeight } = this.fuse(q.text, positive, lexical.hits, vector, q.fixedShare));
       total =
         mode === 'semantic'
           ? ranked.length
@@ -418,6 +418,7 @@ export class OramaSearchService implements SearchEngine {
     positive: string,
     lexical: SearchHit[],
     vector: Scored[],
+    fixedShare = false,
   ): { ranked: RankedHit[]; vectorWeight: number } {
     const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
     const routed = this.lexical.resolveId(text);
@@ -439,7 +440,10 @@ export class OramaSearchService implements SearchEngine {
       },
       archivedWeight: this.lexical.settings.archivedWeight,
     };
-    const fused = hybridRank(input, this.hybridSettings);
+    const settings: HybridSettings = fixedShare
+      ? { ...this.hybridSettings, adaptive: 'fixed' }
+      : this.hybridSettings;
+    const fused = hybridRank(input, settings);
     const ranked: RankedHit[] = fused.map((h) => ({
       id: h.id,
       score: h.score,
@@ -448,7 +452,7 @@ export class OramaSearchService implements SearchEngine {
       vector: h.vector,
       match: h.lexical === null ? 'semantic' : h.vector === null ? 'lexical' : 'both',
     }));
-    return { ranked, vectorWeight: 1 - lexicalWeightFor(input, this.hybridSettings) };
+    return { ranked, vectorWeight: 1 - lexicalWeightFor(input, settings) };
   }
 
   /** The filters as a predicate on ids for the vector retriever (undefined: everything passes). */

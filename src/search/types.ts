@@ -155,6 +155,11 @@ export interface SearchQuery {
   includeScores: boolean;
   /** SearchRequest.outside. */
   outside?: OutsideStats;
+  /**
+   * Hybrid with the fixed vector share (HybridSettings.adaptive 'fixed') whatever the setting: a
+   * workspace's search over several backlogs, whose scores are merged and must be on one scale.
+   */
+  fixedShare?: boolean;
 }
 
 export interface Snippet {

@@ -213,8 +213,8 @@ export class BacklogService {
   async searchUnified(
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
-    /** A workspace's: other backlogs' corpus statistics counted in idf (workspace/merge.ts). */
-    internal: { outside?: OutsideStats } = {},
+    /** A workspace's: other backlogs' corpus statistics in idf, one vector share for all (workspace.ts). */
+    internal: { outside?: OutsideStats; fixedShare?: boolean } = {},
   ): Promise<SearchResponse> {
     const started = performance.now();
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
@@ -255,6 +255,7 @@ export class BacklogService {
         : undefined,
       includeScores: opts.include_scores,
       outside: internal.outside,
+      fixedShare: internal.fixedShare,
     });
     if (opts.include_content) {
       const chars = found.results.reduce((n, r) => n + this.store.byId(r.id)!.body.length, 0);

@@ -169,10 +169,12 @@ export class Workspace implements WorkspaceScope {
     const answers = await eachProject(scope, async (p) => {
       const local = this.localFilters(p, rest);
       if (!local) return null;
+      // One vector share for every backlog (the fixed one): each backlog's own per-query share would put
+      // their hybrid scores on different scales (docs/workspace.md).
       const first = await p.service.searchUnified(
         query,
         { ...local, offset: 0, limit: Math.min(PAGE, want), include_scores: true },
-        { outside: outside.get(p) },
+        { outside: outside.get(p), fixedShare: true },
       );
       for (let at = PAGE; first.results.length < want && first.next_offset !== undefined; at += PAGE) {
         const more = await p.service.searchUnified(
@@ -185,7 +187,7 @@ export class Workspace implements WorkspaceScope {
             group_by: undefined,
             include_related: false,
           },
-          { outside: outside.get(p) },
+          { outside: outside.get(p), fixedShare: true },
         );
         first.results.push(...more.results);
         first.next_offset = more.next_offset;
@@ -213,6 +215,8 @@ export class Workspace implements WorkspaceScope {
       took_ms: 0,
     };
     if (opts.offset + page.length < total) response.next_offset = opts.offset + page.length;
+    const weight = answers.find(([, res]) => res.vector_weight !== undefined)?.[1].vector_weight;
+    if (weight !== undefined) response.vector_weight = weight;
     const warnings = new Set<string>();
     for (const [p, res] of answers)
       for (const w of res.warnings ?? [])
