@@ -76,7 +76,7 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   multipliers: { title: false, id: true, type: true, recency: false },
   // Issue #24: fixed fusion lost navigation, tail and resource queries on the dev set; the words decide a
   // query of one or two terms or one whose best word match covers it (docs/search.md, "How much the
-  // vectors may move a result", `npx tsx bench/adaptive-fusion.ts`).
+  // vectors may move a result"; the sweep in docs/ablation.md).
   adaptive: 'coverage-short',
   // The smallest most-share at which every class of the dev set is at or above bm25 with aboutness up by
   // at least 0.03 (0.15, 0.2 were short of it; 0.3 and 0.4 score higher there but were not taken);
