@@ -136,7 +136,8 @@ describe('hybridRank', () => {
 
   it('a document only the vector list has needs semanticOnlyFloor; one the words found does not', async () => {
     const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
-    const settings = { ...DEFAULT_HYBRID_SETTINGS, semanticOnlyFloor: 0.5 };
+    // The fixed share: these test how the vector list enters the fusion when it has a say.
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, semanticOnlyFloor: 0.5, adaptive: 'fixed' as const };
     const out = hybridRank(
       { ...base, lexical: list(['a', 10]), vector: list(['a', 0.3], ['b', 0.7], ['c', 0.45]) },
       settings,
@@ -182,7 +183,7 @@ describe('hybridRank edge cases', () => {
 
   it('drops vector-only documents below the cosine floor, and caps the bound by the best lexical score', async () => {
     const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
-    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none };
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none, adaptive: 'fixed' as const };
     const out = hybridRank(
       {
         lexical: list(['word', 3]),
@@ -202,7 +203,7 @@ describe('hybridRank edge cases', () => {
     // Found by the judged fixture (`auto`): min-max on BM25 put the list's weakest matches at 0, under
     // every semantic-only document.
     const { hybridRank, DEFAULT_HYBRID_SETTINGS } = await import('../src/search/hybrid.js');
-    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none };
+    const settings = { ...DEFAULT_HYBRID_SETTINGS, multipliers: none, adaptive: 'fixed' as const };
     const input = {
       lexical: list(['best', 4], ['weak1', 1.5], ['weak2', 1.5]),
       vector: list(['other', 0.45], ['best', 0.4], ['weak1', 0.3], ['weak2', 0.3]),
@@ -233,25 +234,29 @@ describe('the vector share per query (HybridSettings.adaptive)', () => {
   const share = (i: HybridInput, adaptive: typeof DEFAULT_HYBRID_SETTINGS.adaptive) =>
     1 - lexicalWeightFor(i, { ...DEFAULT_HYBRID_SETTINGS, adaptive });
 
-  it('fixed: the same share for every query (the default)', () => {
-    expect(DEFAULT_HYBRID_SETTINGS.adaptive).toBe('fixed');
+  it('fixed: the same share for every query', () => {
     expect(share(input([['a', 9]], 10, 5), 'fixed')).toBeCloseTo(0.15);
     expect(share(input([], 10, 1), 'fixed')).toBeCloseTo(0.15);
   });
 
   it('coverage: the better the best word match covers the query, the less the vectors may move', () => {
-    expect(share(input([], 10, 4), 'coverage')).toBeCloseTo(0.15); // no word matched
-    expect(share(input([['a', 5]], 10, 4), 'coverage')).toBeCloseTo(0.075);
+    // The most (coverageShare, 0.25 by default) when no word matched, half of it at half the bound.
+    expect(share(input([], 10, 4), 'coverage')).toBeCloseTo(0.25);
+    expect(share(input([['a', 5]], 10, 4), 'coverage')).toBeCloseTo(0.125);
     expect(share(input([['a', 10]], 10, 4), 'coverage')).toBeCloseTo(0);
     // An expansion can score past the bound: it then counts as full coverage.
     expect(share(input([['a', 12]], 10, 4), 'coverage')).toBeCloseTo(0);
   });
 
-  it('short and coverage-short: a query of one or two terms is left to the words', () => {
-    expect(share(input([], 10, 2), 'short')).toBe(0);
-    expect(share(input([], 10, 3), 'short')).toBeCloseTo(0.15);
-    expect(share(input([], 10, 2), 'coverage-short')).toBe(0);
-    expect(share(input([['a', 5]], 10, 3), 'coverage-short')).toBeCloseTo(0.075);
+  it('short and coverage-short (the default): a query of one or two terms is left to the words', () => {
+    expect(DEFAULT_HYBRID_SETTINGS.adaptive).toBe('coverage-short');
+    expect(share(input([['a', 5]], 10, 2), 'short')).toBe(0);
+    expect(share(input([['a', 5]], 10, 3), 'short')).toBeCloseTo(0.15);
+    expect(share(input([['a', 5]], 10, 2), 'coverage-short')).toBe(0);
+    // No word matched: meaning is all there is, the vectors keep their share.
+    expect(share(input([], 10, 2), 'short')).toBeCloseTo(0.15);
+    expect(share(input([], 10, 2), 'coverage-short')).toBeCloseTo(0.25);
+    expect(share(input([['a', 5]], 10, 3), 'coverage-short')).toBeCloseTo(0.125);
   });
 
   it('agreement: the vectors keep their share when their top 10 is the words’ top 10', () => {

@@ -138,9 +138,12 @@ describe('hybrid search with the bundled model', () => {
   });
 
   it('says how much the vectors could move each hybrid answer (vector_weight)', async () => {
-    // The default (fixed) share for every hybrid answer; none for bm25.
-    expect((await service.searchUnified('cannot log into my account')).vector_weight).toBe(0.15);
-    expect((await service.searchUnified('dark theme')).vector_weight).toBe(0.15);
+    // The default (coverage-short): a question no document's words fully cover keeps part of the 0.25
+    // share; a query of two terms is left to the words; bm25 answers carry none.
+    const question = (await service.searchUnified('slow search over the nightly invoices')).vector_weight!;
+    expect(question).toBeGreaterThan(0);
+    expect(question).toBeLessThan(0.25);
+    expect((await service.searchUnified('dark theme')).vector_weight).toBe(0);
     expect((await service.searchUnified('dark theme', { mode: 'bm25' })).vector_weight).toBeUndefined();
   });
 

@@ -62,6 +62,8 @@ it('two backlogs embed through one pool and both answer hybrid from their own ve
   const res = await ws.searchUnified('baking a loaf', { mode: 'hybrid', limit: 4 });
   expect(res.search_mode).toBe('hybrid');
   expect(res.results[0].id).toBe('kitchen:TASK-0001');
+  // Over several backlogs one vector share for all (the fixed 0.15), so their hybrid scores compare.
+  expect(res.vector_weight).toBe(0.15);
   const garage = await ws.searchUnified('motor lubricant', { mode: 'semantic', project: 'garage', limit: 1 });
   expect(garage.results.map((r) => r.id)).toEqual(['garage:TASK-0001']);
 }, 120_000);

@@ -24,7 +24,7 @@ export { topKIndices };
 import { buildWhere } from './filters.js';
 import { evaluateQuery, type QueryContext } from './query-eval.js';
 import { parseRawQuery } from './query-parser.js';
-import type { QueryTermGroup } from './score.js';
+import type { OutsideStats, QueryTermGroup } from './score.js';
 import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
 import { languageSample, type LanguagePlanState } from './language-mix.js';
@@ -380,6 +380,7 @@ export class LexicalIndex {
     filter: Set<number> | undefined,
     keep?: Keep,
     demote = true,
+    outside?: OutsideStats,
   ) {
     const { k1, b, fieldWeights, coordination, titleCoverage } = this.settings;
     return runBm25f(
@@ -391,7 +392,28 @@ export class LexicalIndex {
       filter,
       keep,
       demote ? this.demoted() : undefined,
+      outside,
     );
+  }
+
+  /**
+   * Documents with `term` in a field of the bit mask `fields` (every field: undefined) that has a
+   * weight: what the scorer counts as the term's document frequency, for another index's idf.
+   */
+  docFreq(term: string, fields: number | undefined): number {
+    const state = this.store.bm25f;
+    const lists = state.fields
+      .map((f, i) => {
+        const weighted = (this.settings.fieldWeights[state.fieldNames[i] as TextField] ?? 1) > 0;
+        const allowed = fields === undefined || (fields & (1 << i)) !== 0;
+        return { f, id: weighted && allowed ? f.termId(term) : -1 };
+      })
+      .filter((l) => l.id >= 0);
+    if (lists.length <= 1) return lists.length ? lists[0].f.postCount[lists[0].id] : 0;
+    const docs = new Set<number>();
+    for (const { f, id } of lists)
+      for (let j = f.postStart[id], end = j + 2 * f.postCount[id]; j < end; j += 2) docs.add(f.postData[j]);
+    return docs.size;
   }
 
   /** Fields in which a word that begins an indexed word counts (tags and author names). */
@@ -415,7 +437,7 @@ export class LexicalIndex {
     return indexVocabulary(this.store.bm25f.fields, (i) => fieldTree(this.store, TEXT_FIELDS[i]));
   }
 
-  private queryContext(filter: Set<number> | undefined): QueryContext {
+  private queryContext(filter: Set<number> | undefined, outside?: OutsideStats): QueryContext {
     const vocab = this.vocabulary();
     const inFilter = (ids: Iterable<number>) => (filter ? [...ids].filter((d) => filter.has(d)) : [...ids]);
     return {
@@ -426,7 +448,7 @@ export class LexicalIndex {
       termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab),
       prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
       // Undemoted: search() demotes the raw query's final scores once.
-      score: (groups, conjunctive) => this.score(groups, conjunctive, filter, undefined, false),
+      score: (groups, conjunctive) => this.score(groups, conjunctive, filter, undefined, false, outside),
       phraseFilter: (candidates, terms, fields) => {
         const keep = new Set<number>();
         this.store.bm25f.fields.forEach((f, i) => {
@@ -534,7 +556,11 @@ export class LexicalIndex {
       masks = docs.map(() => 0);
     } else if (req.matchMode === 'raw') {
       const matches =
-        evaluateQuery(parseRawQuery(query), this.queryContext(filter), req.conjunctive ?? false) ?? new Map();
+        evaluateQuery(
+          parseRawQuery(query),
+          this.queryContext(filter, req.outside),
+          req.conjunctive ?? false,
+        ) ?? new Map();
       docs = [...matches.keys()];
       const demoted = req.demoteArchived === false ? undefined : this.demoted();
       scores = docs.map((d) => matches.get(d)!.score * (demoted?.ids[d] === 1 ? demoted.weight : 1));
@@ -555,7 +581,14 @@ export class LexicalIndex {
               slack: proximity ? 1 + this.settings.proximity : 1,
               atMost: Math.max(offset + limit, PROXIMITY_CANDIDATES),
             };
-      const scored = this.score(groups, req.conjunctive ?? false, filter, keep, req.demoteArchived !== false);
+      const scored = this.score(
+        groups,
+        req.conjunctive ?? false,
+        filter,
+        keep,
+        req.demoteArchived !== false,
+        req.outside,
+      );
       const plain = (a: number[] | ArrayLike<number>) => (Array.isArray(a) ? a : Array.from(a));
       docs = plain(scored.docs);
       scores = plain(scored.scores);

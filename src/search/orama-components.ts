@@ -16,7 +16,7 @@ import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { radix } from '@orama/orama/trees';
 import { decode, encode } from '@msgpack/msgpack';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
-import { LengthNorms, ScoreScratch, scoreBm25f, type QueryTermGroup } from './score.js';
+import { LengthNorms, ScoreScratch, scoreBm25f, type OutsideStats, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 
@@ -117,6 +117,7 @@ export function runBm25f(
   filter?: Set<number>,
   keep?: Keep,
   demoted?: { ids: Uint8Array; weight: number },
+  outside?: OutsideStats,
 ) {
   const state = store.bm25f;
   const size = internalIdCapacity(store);
@@ -140,6 +141,7 @@ export function runBm25f(
       keep,
       demoted: demoted?.ids,
       demotion: demoted?.weight,
+      outside,
     },
     state.scratch,
   );

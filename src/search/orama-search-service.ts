@@ -321,6 +321,11 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.upperBound(query);
   }
 
+  /** Documents with the term, as the scorer counts them (LexicalIndex.docFreq). */
+  docFreq(term: string, fields: number | undefined): number {
+    return this.lexical.docFreq(term, fields);
+  }
+
   /** The lexical retriever alone: ranked ids and BM25F scores (evaluations and benchmarks use it). */
   search(req: SearchRequest): SearchResponse {
     return this.lexical.search(req);
@@ -407,6 +412,7 @@ export class OramaSearchService implements SearchEngine {
       sort: q.sort,
       conjunctive: q.conjunctive,
       matchMode: q.matchMode,
+      outside: q.outside,
     };
     let ranked: RankedHit[];
     let total: number;
@@ -454,7 +460,7 @@ export class OramaSearchService implements SearchEngine {
         vector = vector.filter((v) => matched.has(v.id));
       }
       if (mode === 'semantic') ranked = vector.map(semanticHit);
-      else ({ ranked, vectorWeight } = this.fuse(q.text, positive, lexical.hits, vector));
+      else ({ ranked, vectorWeight } = this.fuse(q.text, positive, lexical.hits, vector, q.fixedShare));
       total =
         mode === 'semantic'
           ? ranked.length
@@ -519,6 +525,7 @@ export class OramaSearchService implements SearchEngine {
     positive: string,
     lexical: SearchHit[],
     vector: Scored[],
+    fixedShare = false,
   ): { ranked: RankedHit[]; vectorWeight: number } {
     const fields = new Map(lexical.map((h) => [h.id, h.matched_fields]));
     const routed = this.lexical.resolveId(text);
@@ -531,7 +538,10 @@ export class OramaSearchService implements SearchEngine {
       facts: (id) => this.results.facts(id, idKey),
       archivedWeight: this.lexical.settings.archivedWeight,
     };
-    const fused = hybridRank(input, this.hybridSettings);
+    const settings: HybridSettings = fixedShare
+      ? { ...this.hybridSettings, adaptive: 'fixed' }
+      : this.hybridSettings;
+    const fused = hybridRank(input, settings);
     const ranked: RankedHit[] = fused.map((h) => ({
       id: h.id,
       score: h.score,
@@ -540,7 +550,7 @@ export class OramaSearchService implements SearchEngine {
       vector: h.vector,
       match: h.lexical === null ? 'semantic' : h.vector === null ? 'lexical' : 'both',
     }));
-    return { ranked, vectorWeight: 1 - lexicalWeightFor(input, this.hybridSettings) };
+    return { ranked, vectorWeight: 1 - lexicalWeightFor(input, settings) };
   }
 
   /** The filters as a predicate on ids for the vector retriever (undefined: everything passes). */

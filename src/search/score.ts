@@ -16,6 +16,17 @@ export interface QueryTermGroup {
   alternatives: TermAlternative[];
 }
 
+/**
+ * Corpus statistics from outside this index, added to its own for idf (a workspace search: the other
+ * backlogs in scope, so that a word weighs the same in each of them; docs/workspace.md).
+ */
+export interface OutsideStats {
+  /** Documents outside this index. */
+  docCount: number;
+  /** Documents outside this index with `term` in a field of the bit mask `fields` (every field: undefined). */
+  docFreq(term: string, fields: number | undefined): number;
+}
+
 export interface ScoreOptions {
   /** Weight per field, in the order of `fields`; 0 leaves a field out. */
   weights: number[];
@@ -26,6 +37,8 @@ export interface ScoreOptions {
   docCount: number;
   /** Every group must match. */
   conjunctive: boolean;
+  /** Counted in idf besides this index's own documents (docCount and each term's document frequency). */
+  outside?: OutsideStats;
   /** Keep only these internal ids (Orama's where-filter result); idf still counts every document. */
   filter?: Set<number>;
   /** Score times (words matched / query words)^coordination (0: off). */
@@ -163,7 +176,10 @@ export function scoreBm25f(
             }
           }
       }
-      const w = idf(opts.docCount, nAlt) * weight;
+      const w =
+        (opts.outside
+          ? idf(opts.docCount + opts.outside.docCount, nAlt + opts.outside.docFreq(term, allowed))
+          : idf(opts.docCount, nAlt)) * weight;
       const k1 = opts.k1;
       if (single) {
         for (let i = 0; i < nAlt; i++) {

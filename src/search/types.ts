@@ -1,4 +1,5 @@
 import type { ItemType, TaskState } from '../storage/types.js';
+import type { OutsideStats } from './score.js';
 
 /** What the search index holds for one item. Everything but id/title/body is optional (BEIR corpora have only those). */
 export interface SearchDocument {
@@ -63,6 +64,8 @@ export interface SearchRequest {
   matchMode?: 'simple' | 'raw';
   /** Also group every match by this key: each group's count and its best `limit` hits (in one pass, no full sort). */
   groupBy?: 'type';
+  /** Corpus statistics of other indexes counted in idf (a workspace search over several backlogs). */
+  outside?: OutsideStats;
 }
 
 export interface SearchGroup {
@@ -150,6 +153,13 @@ export interface SearchQuery {
   related?: { maxHops: number; relations: readonly Relation[] };
   /** Add each result's lexical, vector and final score. */
   includeScores: boolean;
+  /** SearchRequest.outside. */
+  outside?: OutsideStats;
+  /**
+   * Hybrid with the fixed vector share (HybridSettings.adaptive 'fixed') whatever the setting: a
+   * workspace's search over several backlogs, whose scores are merged and must be on one scale.
+   */
+  fixedShare?: boolean;
 }
 
 export interface Snippet {

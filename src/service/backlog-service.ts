@@ -10,6 +10,7 @@ import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../em
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
+import type { OutsideStats } from '../search/score.js';
 import type { SearchFilters } from '../search/types.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
@@ -216,6 +217,8 @@ export class BacklogService {
   async searchUnified(
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
+    /** A workspace's: other backlogs' corpus statistics in idf, one vector share for all (workspace.ts). */
+    internal: { outside?: OutsideStats; fixedShare?: boolean } = {},
   ): Promise<SearchResponse> {
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
@@ -256,6 +259,8 @@ export class BacklogService {
         ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
         : undefined,
       includeScores: opts.include_scores,
+      outside: internal.outside,
+      fixedShare: internal.fixedShare,
     });
     if (opts.include_content) {
       const chars = found.results.reduce((n, r) => n + this.store.byId(r.id)!.body.length, 0);

@@ -9,12 +9,17 @@
  *    LexicalIndex.upperBound leaves such words out, which would let a small backlog's match of the
  *    query's common words alone score as if it matched the whole query.
  *  - `rrf`: reciprocal-rank fusion of the per-backlog lists (as backlog-mcp fuses its homes).
+ *  - `shared`: each backlog's index scores with the corpus statistics of every backlog in scope (N and each
+ *    term's document frequency summed; each field's average length stays its own), so a word weighs the
+ *    same in every backlog and a copy of a document scores about as its original; then as `bound`, whose
+ *    bound is then the same for every backlog. Scoped to one backlog, its own statistics: as alone.
  */
 import { idf } from '../search/bm25.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
+import type { OutsideStats } from '../search/score.js';
 import type { SearchResult } from '../search/types.js';
 
-export const WORKSPACE_FUSIONS = ['bound', 'rrf'] as const;
+export const WORKSPACE_FUSIONS = ['bound', 'shared', 'rrf'] as const;
 export type WorkspaceFusion = (typeof WORKSPACE_FUSIONS)[number];
 
 /** RRF's k (Cormack et al. 2009). */
@@ -60,7 +65,20 @@ export function mergeRanked<T>(lists: Ranked<T>[][]): Ranked<T>[] {
  * The best bm25 score a document of this backlog could reach for the whole query: each distinct word's
  * own bound, or, for a word no document has, (k1 + 1) times the idf of a word in no document.
  */
-export function workspaceBound(index: OramaSearchService, text: string): number {
+export function workspaceBound(index: OramaSearchService, text: string, outside?: OutsideStats): number {
+  if (outside) {
+    // Shared statistics: every word at its idf over all the backlogs in scope (the same for each of them).
+    const n = index.size + outside.docCount;
+    let sum = 0;
+    for (const word of index.analyzer.queryWords(text)) {
+      // Its best alternative (the rarest one a document has); a word no backlog has, at idf(n, 0).
+      const dfs = word.alternatives
+        .map((t) => index.docFreq(t, undefined) + outside.docFreq(t, undefined))
+        .filter((df) => df > 0);
+      sum += idf(n, dfs.length ? Math.min(...dfs) : 0);
+    }
+    return sum * (index.settings.k1 + 1);
+  }
   const absent = idf(index.size, 0) * (index.settings.k1 + 1);
   const seen = new Set<string>();
   let sum = 0;
@@ -72,4 +90,21 @@ export function workspaceBound(index: OramaSearchService, text: string): number 
     sum += index.upperBound(word) || absent;
   }
   return sum;
+}
+
+/** The statistics of the other backlogs in scope, for one backlog's idf (`shared`); memoized for one search. */
+export function outsideStats(others: OramaSearchService[]): OutsideStats {
+  const memo = new Map<string, number>();
+  return {
+    docCount: others.reduce((n, x) => n + x.size, 0),
+    docFreq(term, fields) {
+      const key = `${fields ?? -1}\u0000${term}`;
+      let df = memo.get(key);
+      if (df === undefined) {
+        df = others.reduce((n, x) => n + x.docFreq(term, fields), 0);
+        memo.set(key, df);
+      }
+      return df;
+    },
+  };
 }

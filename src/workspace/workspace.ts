@@ -29,7 +29,15 @@ import type { ItemSummary } from '../service/summary.js';
 import type { DiagnosticsReport } from '../service/diagnostics.js';
 import type { BacklogItem, TaskState } from '../storage/types.js';
 import { parseQualified, projectSlug, qualify } from './ids.js';
-import { mergeRanked, rankList, workspaceBound, type Ranked, type WorkspaceFusion } from './merge.js';
+import {
+  mergeRanked,
+  outsideStats,
+  rankList,
+  workspaceBound,
+  type Ranked,
+  type WorkspaceFusion,
+} from './merge.js';
+import type { OutsideStats } from '../search/score.js';
 import type {
   ProjectOption,
   ProjectProblem,
@@ -216,34 +224,40 @@ export class Workspace implements WorkspaceScope {
     const parsed = searchOptionsSchema.safeParse({ ...rest, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
-    const fast = await this.rankFirst(query, rest, opts, scope, all, started);
+    const outside = this.outsideOf(scope);
+    const fast = await this.rankFirst(query, rest, opts, scope, all, started, outside);
     if (fast) return fast;
     const want = opts.offset + opts.limit;
     const answers = await eachProject(scope, async (p) => {
       const local = this.localFilters(p, rest);
       if (!local) return null;
-      const first = await p.service.searchUnified(query, {
-        ...local,
-        offset: 0,
-        limit: Math.min(PAGE, want),
-        include_scores: true,
-      });
+      // One vector share for every backlog (the fixed one): each backlog's own per-query share would put
+      // their hybrid scores on different scales (docs/workspace.md).
+      const first = await p.service.searchUnified(
+        query,
+        { ...local, offset: 0, limit: Math.min(PAGE, want), include_scores: true },
+        { outside: outside.get(p), fixedShare: true },
+      );
       for (let at = PAGE; first.results.length < want && first.next_offset !== undefined; at += PAGE) {
-        const more = await p.service.searchUnified(query, {
-          ...local,
-          offset: at,
-          limit: Math.min(PAGE, want - at),
-          include_scores: true,
-          group_by: undefined,
-          include_related: false,
-        });
+        const more = await p.service.searchUnified(
+          query,
+          {
+            ...local,
+            offset: at,
+            limit: Math.min(PAGE, want - at),
+            include_scores: true,
+            group_by: undefined,
+            include_related: false,
+          },
+          { outside: outside.get(p), fixedShare: true },
+        );
         first.results.push(...more.results);
         first.next_offset = more.next_offset;
       }
       return first;
     });
     const rankOf = (p: WorkspaceProject, res: SearchResponse, list: SearchResult[]) =>
-      this.rank(all, p, list, opts, res.search_mode === 'bm25');
+      this.rank(all, p, list, opts, res.search_mode === 'bm25', outside.get(p));
     const merged = mergeRanked(answers.map(([p, res]) => rankOf(p, res, res.results)));
     const page = merged.slice(opts.offset, want);
     const total = answers.reduce((n, [, res]) => n + res.total, 0);
@@ -263,6 +277,8 @@ export class Workspace implements WorkspaceScope {
       took_ms: 0,
     };
     if (opts.offset + page.length < total) response.next_offset = opts.offset + page.length;
+    const weight = answers.find(([, res]) => res.vector_weight !== undefined)?.[1].vector_weight;
+    if (weight !== undefined) response.vector_weight = weight;
     const warnings = new Set<string>();
     for (const [p, res] of answers)
       for (const w of res.warnings ?? [])
@@ -307,6 +323,17 @@ export class Workspace implements WorkspaceScope {
     return response;
   }
 
+  /**
+   * `shared` fusion: for each project of a scope of several, the other projects' corpus statistics (its
+   * idf counts every backlog in scope; merge.ts). Empty for one project or another fusion.
+   */
+  private outsideOf(scope: WorkspaceProject[]): Map<WorkspaceProject, OutsideStats> {
+    if (this.fusion !== 'shared' || scope.length < 2) return new Map();
+    return new Map(
+      scope.map((p) => [p, outsideStats(scope.filter((x) => x !== p).map((x) => x.service.index))]),
+    );
+  }
+
   /** One project's list with the keys the merge orders by (merge.ts). */
   private rank<T extends { id: string; score?: number }>(
     all: readonly WorkspaceProject[],
@@ -314,10 +341,11 @@ export class Workspace implements WorkspaceScope {
     list: T[],
     opts: SearchOptions,
     bm25: boolean,
+    outside?: OutsideStats,
   ): Ranked<T>[] {
     const positive = opts.match_mode === 'raw' ? positiveText(parseRawQuery(opts.query)) : opts.query;
     return rankList(all.indexOf(p), list, this.fusion, {
-      upperBound: bm25 ? workspaceBound(p.service.index, positive) : 0,
+      upperBound: bm25 ? workspaceBound(p.service.index, positive, outside) : 0,
       routed: p.service.index.resolveId(opts.query),
       recentMs: opts.sort === 'recent' ? (id) => updatedMsOf(p.service.get(id) as BacklogItem) : undefined,
     });
@@ -337,6 +365,7 @@ export class Workspace implements WorkspaceScope {
     scope: WorkspaceProject[],
     all: readonly WorkspaceProject[],
     started: number,
+    outside: Map<WorkspaceProject, OutsideStats>,
   ): Promise<SearchResponse | null> {
     const bm25 =
       opts.mode === 'bm25' ||
@@ -360,10 +389,11 @@ export class Workspace implements WorkspaceScope {
           matchMode: opts.match_mode,
           limit: want,
           offset: 0,
+          outside: outside.get(p),
         });
         total += found.total;
         locals.set(p, local);
-        lists.push(this.rank(all, p, found.hits, opts, true));
+        lists.push(this.rank(all, p, found.hits, opts, true, outside.get(p)));
       }
     } catch {
       return null;
@@ -379,12 +409,11 @@ export class Workspace implements WorkspaceScope {
     }
     const answers = await eachProject([...spans.keys()], (p) => {
       const { from, to } = spans.get(p)!;
-      return p.service.searchUnified(query, {
-        ...locals.get(p)!,
-        offset: from,
-        limit: to - from + 1,
-        include_scores: true,
-      });
+      return p.service.searchUnified(
+        query,
+        { ...locals.get(p)!, offset: from, limit: to - from + 1, include_scores: true },
+        { outside: outside.get(p) },
+      );
     });
     const built = new Map(answers.map(([p, res]) => [p, res]));
     const results: SearchResult[] = [];
