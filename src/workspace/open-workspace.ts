@@ -4,6 +4,7 @@
  * diagnostics and watcher); a folder that is missing, unreadable or not a backlog is reported with a
  * code in `problems`, and the others are served.
  */
+import { Background } from '../search/background.js';
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -73,10 +74,15 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
     shared.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
   if (provider !== 'none' && !shared.sharedEmbeddingPool)
     shared.sharedEmbeddingPool = new SharedEmbeddingPool({ provider, transformers: shared.transformers });
-  // One after the other: opened together, each one's background work (snippet bodies, word-pair filters)
-  // slows the others' restore (10 backlogs of 697 files: 58 s together against 14 s in turn, on 2 busy cores).
+  // One after the other: opened together they slow each other's restore (10 backlogs of 697 files: 58 s
+  // together against 14 s in turn, on 2 busy cores); and the background work of every one of them
+  // (snippet bodies, word-pair filters) starts when all are open.
   const opened: Opened[] = [];
-  for (const b of backlogs) opened.push(await openOne(b, shared, cacheRoot));
+  await Background.holdWhile(
+    (async () => {
+      for (const b of backlogs) opened.push(await openOne(b, shared, cacheRoot));
+    })(),
+  );
   const taken = new Set(explicit);
   const unique = (wanted: string, own: boolean) => {
     if (own) return wanted;
