@@ -154,6 +154,8 @@ function markdown(
     '',
     'How far any fusion of the same two lists could go (the best rank a monotone fusion can give each relevant',
     'document) is in [fusion.md](fusion.md), `npm run eval:hybrid`: on XQuAD-en it is below lexical + 0.02.',
+    'Languages the analyzer has no rules for (Vietnamese, Czech, Polish, ...) against plain case folding, on short',
+    'sets written for them: [search.md](search.md), "The analyzer against plain case folding", `npx tsx bench/plain-folding.ts`.',
   );
 
   const header = (cols: string[]) => [
