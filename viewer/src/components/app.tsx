@@ -409,7 +409,14 @@ export function App() {
     navigate({ q: null }, true);
     const back = lastFocus.current;
     lastFocus.current = null;
-    setTimeout(() => back?.isConnected && back.focus(), 0);
+    // Nothing had focus (the spotlight opened before an item's title took it): the open item's title.
+    setTimeout(() => {
+      const target =
+        back?.isConnected && back !== document.body
+          ? back
+          : document.querySelector<HTMLElement>('.detail-title');
+      target?.focus({ preventScroll: true });
+    }, 0);
   };
 
   useEffect(() => {
