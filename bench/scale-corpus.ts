@@ -42,6 +42,20 @@ export function synthesize(pool: BeirDoc[], n: number): BeirDoc[] {
   });
 }
 
+/** Queries as people type them: 2-4 consecutive words (with 2+ letters) of a random title, seeded. */
+export function titleQueries(titles: string[], n: number, seed = 11): string[] {
+  const rand = rng(seed);
+  const queries: string[] = [];
+  while (queries.length < n) {
+    const words = titles[Math.floor(rand() * titles.length)].split(/\s+/).filter((w) => /\p{L}{2}/u.test(w));
+    if (words.length < 2) continue;
+    const len = Math.min(words.length, 2 + Math.floor(rand() * 3));
+    const at = Math.floor(rand() * (words.length - len + 1));
+    queries.push(words.slice(at, at + len).join(' '));
+  }
+  return queries;
+}
+
 /** Queries made of 2-4 consecutive words (longer than 3 letters) of one document, and that document. */
 export function wordQueriesFrom(texts: string[], n: number, seed = 7): { text: string; source: number }[] {
   const rand = rng(seed);

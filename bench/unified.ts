@@ -12,7 +12,7 @@ import MiniSearch from 'minisearch';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rng } from './scale-corpus.js';
+import { titleQueries } from './scale-corpus.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { percentile } from '../src/eval/metrics.js';
 
@@ -34,17 +34,10 @@ const limit = Number(args.limit);
 
 const service = await openBacklog({ dir: args.dir, cacheDir: false, embeddings: 'none' });
 const items = service.ids().map((id) => service.get(id));
-const rand = rng(11);
-const queries: string[] = [];
-while (queries.length < Number(args.queries)) {
-  const words = items[Math.floor(rand() * items.length)].title
-    .split(/\s+/)
-    .filter((w) => /\p{L}{2}/u.test(w));
-  if (words.length < 2) continue;
-  const len = Math.min(words.length, 2 + Math.floor(rand() * 3));
-  const at = Math.floor(rand() * (words.length - len + 1));
-  queries.push(words.slice(at, at + len).join(' '));
-}
+const queries = titleQueries(
+  items.map((i) => i.title),
+  Number(args.queries),
+);
 
 const mini = new MiniSearch<{ id: string; title: string; text: string }>({ fields: ['title', 'text'] });
 mini.addAll(items.map((i) => ({ id: i.id, title: i.title, text: i.body })));

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rng } from './scale-corpus.js';
+import { titleQueries } from './scale-corpus.js';
 import { percentile } from '../src/eval/metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -121,17 +121,10 @@ async function queryChild(root: string): Promise<QueryResult> {
   await index?.warmedUp?.();
   const warmMs = performance.now() - opened;
   const items = (service.ids() as string[]).map((id) => service.get(id) as { title: string });
-  const rand = rng(11);
-  const queries: string[] = [];
-  while (queries.length < 300) {
-    const words = items[Math.floor(rand() * items.length)].title
-      .split(/\s+/)
-      .filter((w) => /\p{L}{2}/u.test(w));
-    if (words.length < 2) continue;
-    const len = Math.min(words.length, 2 + Math.floor(rand() * 3));
-    const at = Math.floor(rand() * (words.length - len + 1));
-    queries.push(words.slice(at, at + len).join(' '));
-  }
+  const queries = titleQueries(
+    items.map((i) => i.title),
+    300,
+  );
   for (let pass = 0; pass < Number(args['warm-passes']); pass++)
     for (const q of queries) await service.searchUnified(q, { limit: 20 });
   const times: number[] = [];

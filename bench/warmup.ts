@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rng } from './scale-corpus.js';
+import { rng, titleQueries } from './scale-corpus.js';
 import { percentile } from '../src/eval/metrics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -54,17 +54,10 @@ async function child(dir: string): Promise<void> {
   const cacheDir = args.cold ? false : undefined;
   const service = await openBacklog({ dir, cacheDir, embeddings: 'none', watch: false });
   const items = service.ids().map((id) => service.get(id));
-  const rand = rng(11);
-  const queries: string[] = [];
-  while (queries.length < N) {
-    const words = items[Math.floor(rand() * items.length)].title
-      .split(/\s+/)
-      .filter((w) => /\p{L}{2}/u.test(w));
-    if (words.length < 2) continue;
-    const len = Math.min(words.length, 2 + Math.floor(rand() * 3));
-    const at = Math.floor(rand() * (words.length - len + 1));
-    queries.push(words.slice(at, at + len).join(' '));
-  }
+  const queries = titleQueries(
+    items.map((i) => i.title),
+    N,
+  );
   const pass = async () => {
     const times: number[] = [];
     const cpu: number[] = [];
