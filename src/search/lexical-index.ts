@@ -1,5 +1,4 @@
 import { create, insert, remove, count, getByID, load, save, type AnyOrama } from '@orama/orama';
-import { decode, encode } from '@msgpack/msgpack';
 import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
@@ -28,6 +27,7 @@ import type { OutsideStats, QueryTermGroup } from './score.js';
 import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
 import { languageSample, type LanguagePlanState } from './language-mix.js';
+import { pack, unpack } from './packed.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -148,14 +148,14 @@ export class LexicalIndex {
   }
 
   /**
-   * The index as bytes: the msgpack of Orama's `save()`, the bytes @orama/plugin-data-persistence's
-   * `binary` format writes as hex text (encoded here directly, without the hex round trip), with our
-   * BM25F fields (typed arrays as binary) inside the saved index component.
+   * The index as bytes: Orama's `save()` (what @orama/plugin-data-persistence's formats write) with our
+   * BM25F fields (typed arrays as binary) inside the saved index component, packed (packed.ts: read by
+   * the native JSON.parse, where the plugin's msgpack decoder ran cold in a one-shot command).
    */
   async serialize(): Promise<Uint8Array> {
     await this.languagesSettled();
     const saved = (await save(this.db)) as unknown as Record<string, unknown>;
-    return encode({ ...saved, languagePlan: this.analyzer.languages.state() });
+    return pack({ ...saved, languagePlan: this.analyzer.languages.state() });
   }
 
   /**
@@ -167,7 +167,7 @@ export class LexicalIndex {
     this.pending = null;
     this.pendingDocs = null;
     this.reset();
-    const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
+    const raw = unpack(bytes) as { languagePlan?: LanguagePlanState };
     load(this.db, raw as never);
     // A server decodes the vocabulary trees now, so that no early query pays for it (orama-components.ts).
     if (this.background) for (const f of TEXT_FIELDS) fieldTree(this.store, f);

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
@@ -5,7 +6,7 @@ import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
 import { idKey } from './ids.js';
 import { isBacklogError } from '../errors.js';
-import { readInsideRoot, statInsideRoot } from './root-path.js';
+import { readInsideRoot, statInsideRootSync } from './root-path.js';
 
 /** Files larger than this are reported and not indexed. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -51,18 +52,31 @@ export async function walkBacklog(root: string): Promise<{ files: string[]; link
   return { files: files.sort(), links: links.sort() };
 }
 
-/** Size and modification time of each path (relative to `root`); paths that vanished, or are links now, are left out. */
+/**
+ * Size and modification time of each path (relative to `root`); paths that vanished, or are links now,
+ * are left out. Synchronous lstat in batches (a promise per file cost a start 30 ms for 700 files), the
+ * event loop free between batches.
+ */
 export async function statFiles(
   root: string,
   paths: string[],
 ): Promise<Record<string, { size: number; mtime_ms: number }>> {
   const out: Record<string, { size: number; mtime_ms: number }> = {};
-  await mapLimit(paths, 64, async (p) => {
-    const st = await statInsideRoot(root, p).catch(() => null);
-    if (st?.isFile()) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
-  });
+  for (let from = 0; from < paths.length; from += STAT_BATCH) {
+    if (from > 0) await new Promise((next) => setImmediate(next));
+    for (const p of paths.slice(from, from + STAT_BATCH)) {
+      let st: Stats | null = null;
+      try {
+        st = statInsideRootSync(root, p);
+      } catch {
+        // Unreadable or outside the root: left out, as a vanished file.
+      }
+      if (st?.isFile()) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
+    }
+  }
   return out;
 }
+const STAT_BATCH = 2000;
 
 function fileDiagnostic(path: string, code: string, message: string, level: Diagnostic['level'] = 'warning') {
   return { item: null, diagnostics: [{ level, path, line: null, code, message }] };
