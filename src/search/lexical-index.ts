@@ -13,7 +13,7 @@ import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
 import { Background } from './background.js';
 import { grownUint8 } from './typed-arrays.js';
-import { IdRouter } from './id-routing.js';
+import { IdRouter, type RoutableDocument } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
 import { indexVocabulary } from './vocabulary.js';
 import { correctWords, type Correction, type SuggestVocabulary } from './suggest.js';
@@ -159,11 +159,12 @@ export class LexicalIndex {
   }
 
   /**
-   * Loads bytes from `serialize()` into a database made by our own `create()`. The plugin's
+   * Loads bytes from `serialize()` into a database made by our own `create()`; `routable`: the
+   * documents' ids, paths and titles for id routing (else the saved ids and paths). The plugin's
    * `restore()` builds a database with Orama's default components, which would drop our tokenizer
    * and BM25F index (Orama issues #640, #934), so only its format is used here.
    */
-  restore(bytes: Uint8Array): void {
+  restore(bytes: Uint8Array, routable?: readonly RoutableDocument[]): void {
     this.pending = null;
     this.pendingDocs = null;
     this.reset();
@@ -175,10 +176,12 @@ export class LexicalIndex {
     languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
     for (const [internal, doc] of Object.entries(all)) {
-      this.router.add({ id: doc.id, path: doc.path });
+      if (!routable) this.router.add({ id: doc.id, path: doc.path });
       languages.count(doc.lang, 1);
       this.markArchived(Number(internal), doc.state === 'archived');
     }
+    // The caller's documents name themselves by their titles too (`ADR 0116: ...`): routed once, in order.
+    for (const doc of routable ?? []) this.router.add(doc);
     this.fillAdjacency();
   }
 

@@ -5,8 +5,10 @@
  * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body, not compressed (a
  * short-lived command reads it in a few ms; gunzip took longer than everything else it read):
  * - 4 bytes (uint32 LE): the length of a JSON header `{ version, sections: [name, bytes][] }`, then it;
- * - `meta`: `{ files, items, diagnostics, bodyLengths }` packed (src/search/packed.ts: JSON that keeps
- *   what front matter holds, dates and NaN), the items without their bodies;
+ * - `meta`: `{ files, items, diagnostics, bodyLengths }` packed (src/search/packed.ts: JSON read by
+ *   the native JSON.parse), the items without their bodies and front matter;
+ * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
+ *   (dates, NaN), which unpack then walks for;
  * - `bodies`: every item's body, UTF-8, one after the other (`bodyLengths`: each one's bytes), each
  *   decoded by Buffer's native decoder instead of a JavaScript one;
  * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched).
@@ -48,7 +50,7 @@ export const CACHE_FORMAT = 13;
 const HEADER_BYTES = 4;
 /** A header is a version and three section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['meta', 'bodies', 'index'] as const;
+const SECTIONS = ['meta', 'frontmatter', 'bodies', 'index'] as const;
 export const CACHE_FILE = 'index.bin';
 
 export interface FileStat {
@@ -138,11 +140,12 @@ export async function writeIndexCache(
   const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
   const meta = pack({
     files,
-    items: items.map((item) => ({ ...item, body: '' })),
+    items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
     diagnostics,
     bodyLengths: bodies.map((body) => body.length),
   });
-  const sections = [meta, Buffer.concat(bodies), index];
+  const frontmatter = pack(items.map((item) => item.frontmatter));
+  const sections = [meta, frontmatter, Buffer.concat(bodies), index];
   const header = Buffer.from(
     JSON.stringify({ version, sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]) }),
   );
@@ -174,6 +177,12 @@ export async function readIndexCache(
     const sections = readSections(body);
     if (sections.version !== version) return { reason: 'made with other settings or an older version' };
     const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] };
+    const frontmatter = unpack(sections.frontmatter);
+    if (!Array.isArray(frontmatter) || !Array.isArray(meta.items) || frontmatter.length !== meta.items.length)
+      throw new Error('items and front matter disagree');
+    meta.items.forEach((item, i) => {
+      if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
+    });
     return { snapshot: { ...withBodies(meta, sections.bodies), index: sections.index } };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
@@ -206,7 +215,13 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     at += length;
   }
   if (at !== body.length) throw new Error('bytes after the last section');
-  return { version: header.version, meta: out.meta, bodies: out.bodies, index: out.index };
+  return {
+    version: header.version,
+    meta: out.meta,
+    frontmatter: out.frontmatter,
+    bodies: out.bodies,
+    index: out.index,
+  };
 }
 
 /** The items with their bodies back, each decoded from its bytes (one string of all would outgrow V8's limit). */
