@@ -31,8 +31,8 @@ function startServe(args: string[]): Promise<ChildProcess> {
   });
 }
 
-const json = async (args: string[]) => {
-  const out = await runCli(['--dir', dir, 'search', ...args, '--json'], env);
+const json = async (args: string[], command = 'search') => {
+  const out = await runCli(['--dir', dir, command, ...args, '--json'], env);
   expect(out.code, out.stderr).toBe(0);
   const answer = JSON.parse(out.stdout) as { took_ms?: number; results: { id: string }[] };
   delete answer.took_ms;
@@ -62,6 +62,8 @@ describe('a one-shot search and a running serve of the same backlog', () => {
       ['login', '--status', 'open'],
     ])
       expect(await json(q)).toEqual(await json([...q, '--no-server']));
+    const list = ['--status', 'open', '-n', '5', '--sort', 'title'];
+    expect(await json(list, 'list')).toEqual(await json([...list, '--no-server'], 'list'));
   }, 120_000);
 
   it('is answered by the server: a file the server has not read is found only with --no-server', async () => {
@@ -72,6 +74,9 @@ describe('a one-shot search and a running serve of the same backlog', () => {
     );
     expect((await json(['okapi'])).results).toEqual([]);
     expect((await json(['okapi', '--no-server'])).results.map((r) => r.id)).toEqual(['TASK-0990']);
+    const ids = async (args: string[]) => (await json(args, 'list')).results.map((r) => r.id);
+    expect(await ids(['-n', '1000'])).not.toContain('TASK-0990');
+    expect(await ids(['-n', '1000', '--no-server'])).toContain('TASK-0990');
   }, 120_000);
 
   it('answers itself when the server is gone, and forgets the stale entry', async () => {

@@ -223,16 +223,29 @@ async function searchHere(
   return service.searchUnified(query, { ...request, ...(await projectOption(service, o)) });
 }
 
+/** The list made by this process. */
+async function listHere(
+  cmd: Command,
+  request: Record<string, unknown>,
+  o: { project?: string },
+): Promise<ReturnType<BacklogService['list']>> {
+  const service = await openMany(cmd);
+  return service.list({ ...request, ...(await projectOption(service, o)) }) as ReturnType<
+    BacklogService['list']
+  >;
+}
+
 /**
  * The answer of a `serve` of the same backlog, when one is running (src/http/discovery.ts): the same
- * `searchUnified` over HTTP, without reading the index or loading a model here. One backlog only, the
- * same version and embedding provider; anything else, or any failure, and the search runs here.
+ * `searchUnified` (`GET /search`) or `list` (`GET /tasks`) over HTTP, without reading the index or
+ * loading a model here. One backlog only, the same version (and for a search the same embedding
+ * provider); anything else, or any failure, and the command answers itself.
  */
 async function askRunningServer(
   cmd: Command,
-  query: string,
-  request: SearchRequest,
-): Promise<Awaited<ReturnType<BacklogService['searchUnified']>> | undefined> {
+  route: '/search' | '/tasks',
+  request: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
   const { dir, embeddings, workspace, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
   if (process.env.BACKLOG_NO_SERVER || workspace || memoryBudget !== undefined) return undefined;
   if (Array.isArray(dir) && dir.length > 1) return undefined;
@@ -240,17 +253,18 @@ async function askRunningServer(
   if (explicit?.includes('=') && !existsSync(explicit)) return undefined; // NAME=PATH: a workspace
   const asked = explicit ?? process.env.BACKLOG_DIR ?? 'backlog';
   const { findServer, getJson } = await import('../http/discovery.js');
-  const server = findServer(resolve(asked), VERSION, embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto');
+  const provider = embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto';
+  const server = findServer(resolve(asked), VERSION, route === '/search' ? provider : undefined);
   if (!server) return undefined;
-  const params = new URLSearchParams({ query });
+  const params = new URLSearchParams();
   if (server.project) params.set('project', server.project);
-  for (const [key, value] of Object.entries(request ?? {}))
+  for (const [key, value] of Object.entries(request))
     if (value !== undefined) params.set(key, Array.isArray(value) ? value.join(',') : String(value));
-  const got = await getJson(`${server.url}/search?${params}`, server.token, ASK_SERVER_MS);
+  const got = await getJson(`${server.url}${route}?${params}`, server.token, ASK_SERVER_MS);
   // An error the server found in the request is the same error here: this process reports it.
   if (!got || got.status !== 'ok') return undefined;
   delete got.status;
-  return got as unknown as Awaited<ReturnType<BacklogService['searchUnified']>>;
+  return got;
 }
 /** How long a one-shot search waits for a running server before answering itself. */
 const ASK_SERVER_MS = 2000;
@@ -316,8 +330,12 @@ export function buildProgram(): Command {
         include_scores: Boolean(o.scores),
       };
       const query = words.join(' ');
+      const remote =
+        o.server !== false && !o.project
+          ? await askRunningServer(cmd, '/search', { query, ...request })
+          : undefined;
       const res =
-        (o.server !== false && !o.project ? await askRunningServer(cmd, query, request) : undefined) ??
+        (remote as Awaited<ReturnType<BacklogService['searchUnified']>> | undefined) ??
         (await searchHere(cmd, query, request, o));
       const { formatSearch } = await formats();
       const flags = await filterFlags(o);
@@ -358,15 +376,13 @@ export function buildProgram(): Command {
     .option('-n, --limit <n>', 'items per page (1-1000)', '50')
     .option('--offset <n>', 'skip this many items', '0')
     .option('--json', 'print JSON')
+    .option('--no-server', 'answer here even when a `serve` of this backlog is running')
     .action(async (o, cmd: Command) => {
-      const service = await openMany(cmd);
-      const res = service.list({
-        ...filtersFrom(o),
-        ...(await projectOption(service, o)),
-        sort: o.sort,
-        limit: o.limit,
-        offset: o.offset,
-      });
+      const request = { ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset };
+      const remote =
+        o.server !== false && !o.project ? await askRunningServer(cmd, '/tasks', request) : undefined;
+      const res =
+        (remote as ReturnType<BacklogService['list']> | undefined) ?? (await listHere(cmd, request, o));
       const { formatList } = await formats();
       const flags = await filterFlags(o);
       await print(o.json, res, (style) => formatList(res, style, flags, Number(o.offset)), cmd);

@@ -126,10 +126,10 @@ function readEntry(path: string): ServerEntry | undefined {
 }
 
 /**
- * The running server of `version` that serves `dir` with the `embeddings` provider, if there is one (a
- * stale entry is removed).
+ * The running server of `version` that serves `dir` (with the `embeddings` provider, when given), if
+ * there is one (a stale entry is removed).
  */
-export function findServer(dir: string, version: string, embeddings: string): ServerEntry | undefined {
+export function findServer(dir: string, version: string, embeddings?: string): ServerEntry | undefined {
   const real = realDir(dir);
   if (!real) return undefined;
   const path = entryPath(real);
@@ -139,7 +139,9 @@ export function findServer(dir: string, version: string, embeddings: string): Se
     rmSync(path, { force: true });
     return undefined;
   }
-  return entry.version === version && entry.embeddings === embeddings ? entry : undefined;
+  return entry.version === version && (embeddings === undefined || entry.embeddings === embeddings)
+    ? entry
+    : undefined;
 }
 
 /**
