@@ -400,29 +400,31 @@ export class Workspace implements WorkspaceScope {
     }
     if (total === 0) return null;
     const page = mergeRanked(lists).slice(opts.offset, want);
-    const spans = new Map<WorkspaceProject, { from: number; to: number }>();
+    // Each project on the page (in the order it first appears) builds the results of its hits there.
+    const onPage = new Map<WorkspaceProject, SearchHit[]>();
     for (const x of page) {
       const p = all[x.project];
-      const span = spans.get(p);
-      if (!span) spans.set(p, { from: x.rank, to: x.rank });
-      else [span.from, span.to] = [Math.min(span.from, x.rank), Math.max(span.to, x.rank)];
+      const hits = onPage.get(p);
+      if (hits) hits.push(x.result);
+      else onPage.set(p, [x.result]);
     }
-    const answers = await eachProject([...spans.keys()], (p) => {
-      const { from, to } = spans.get(p)!;
-      return p.service.searchUnified(
-        query,
-        { ...locals.get(p)!, offset: from, limit: to - from + 1, include_scores: true },
-        { outside: outside.get(p) },
-      );
+    const answers = eachProjectSync([...onPage.keys()], (p) => {
+      const local = locals.get(p)!;
+      if (local === rest) return p.service.resultsFor(opts, onPage.get(p)!);
+      // localFilters gave a new object only for a parent_id: read as the schema reads it.
+      const own = searchOptionsSchema.safeParse({ ...local, query });
+      if (!own.success) throw toBacklogError(own.error, SEARCH_KEYS);
+      return p.service.resultsFor(own.data, onPage.get(p)!);
     });
-    const built = new Map(answers.map(([p, res]) => [p, res]));
+    const built = new Map(answers.map(([p, res]) => [p, res.results]));
     const results: SearchResult[] = [];
+    const taken = new Map<WorkspaceProject, number>();
     for (const x of page) {
       const p = all[x.project];
-      const r = built.get(p)?.results[x.rank - spans.get(p)!.from];
-      if (!r) continue;
-      const { score: _s, scores: _ss, ...plain } = r;
-      results.push(this.tagResult(p, opts.include_scores ? r : (plain as SearchResult)));
+      const at = taken.get(p) ?? 0;
+      taken.set(p, at + 1);
+      const r = built.get(p)?.[at];
+      if (r) results.push(this.tagResult(p, r));
     }
     if (opts.include_content) this.checkContent(results);
     const response: SearchResponse = {
@@ -434,7 +436,7 @@ export class Workspace implements WorkspaceScope {
     };
     if (opts.offset + results.length < total) response.next_offset = opts.offset + results.length;
     const warnings = new Set<string>();
-    for (const [p, res] of answers) for (const w of res.warnings ?? []) warnings.add(`${p.name}: ${w}`);
+    for (const [p, res] of answers) for (const w of res.warnings) warnings.add(`${p.name}: ${w}`);
     for (const f of answers.failed) warnings.add(`left out, failed: ${f}`);
     if (warnings.size) response.warnings = [...warnings];
     response.took_ms = Number((performance.now() - started).toFixed(2));
