@@ -213,15 +213,22 @@ describe('search across projects', () => {
       ).toBe(false);
     const hostile = await ws.searchUnified('zeppelin hostile');
     expect(hostile.results.map((r) => r.id)).toContain('gamma:TASK-0999');
-    const original = gamma.searchUnified.bind(gamma);
+    // A merged bm25 page builds its results with resultsFor; other searches use searchUnified.
+    const original = { searchUnified: gamma.searchUnified, resultsFor: gamma.resultsFor };
     gamma.searchUnified = () => Promise.reject(new Error('disk on fire'));
+    gamma.resultsFor = () => {
+      throw new Error('disk on fire');
+    };
     try {
       const res = await ws.searchUnified('sync');
       expect(res.results.length).toBeGreaterThan(0);
       expect(res.results.some((r) => r.id.startsWith('gamma:'))).toBe(false);
       expect(res.warnings).toContain('left out, failed: gamma: disk on fire');
+      const grouped = await ws.searchUnified('sync', { group_by: 'type' });
+      expect(grouped.results.some((r) => r.id.startsWith('gamma:'))).toBe(false);
+      expect(grouped.warnings).toContain('left out, failed: gamma: disk on fire');
     } finally {
-      gamma.searchUnified = original;
+      Object.assign(gamma, original);
     }
   });
 });
