@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeBacklog, isBacklogError, openBacklog, type BacklogService } from '../src/index.js';
-import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
+import { beginOpenWorkspace, closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
 import { qualify } from '../src/workspace/ids.js';
 import { BACKLOG_MD_FIXTURE, DEMO_DIR } from './helpers.js';
@@ -121,6 +121,30 @@ describe('opening several backlogs', () => {
     expect(
       (await thrown(() => openWorkspace({ ...opts, backlogs: [{ dir: join(root, 'missing') }] }))).code,
     ).toBe('NOT_FOUND');
+  });
+});
+
+describe('opening in two steps (beginOpenWorkspace: the MCP server answers before the files are read)', () => {
+  it('names every backlog at once, reads the files after, and answers as openWorkspace then', async () => {
+    const backlogs = [{ dir: join(root, 'missing') }, { dir: dirs.alpha }, { dir: join(root, 'gamma') }];
+    const { ws: early, opened } = await beginOpenWorkspace({ ...opts, backlogs });
+    expect(early.names()).toEqual(['alpha', 'gamma']);
+    expect(early.problems.map((p) => [p.name, p.code])).toEqual([['missing', 'NOT_FOUND']]);
+    // Before the files are read: an empty backlog each.
+    expect(early.size).toBe(0);
+    expect(await opened).toBe(early);
+    const whole = await openWorkspace({ ...opts, backlogs });
+    expect(early.size).toBe(whole.size);
+    const strip = <T extends { took_ms?: number }>(r: T) => ({ ...r, took_ms: 0 });
+    for (const p of [...early.projects, ...whole.projects]) await p.service.index.warmedUp();
+    for (const q of ['sync conflict', 'login timeout'])
+      expect(strip(await early.searchUnified(q))).toEqual(strip(await whole.searchUnified(q)));
+    await closeWorkspace(early);
+    await closeWorkspace(whole);
+    const none = await thrown(() =>
+      beginOpenWorkspace({ ...opts, backlogs: [{ dir: join(root, 'missing') }] }),
+    );
+    expect(none.code).toBe('NOT_FOUND');
   });
 });
 
