@@ -4,7 +4,7 @@
  * its own real index. One backlog behaves as openBacklog does; several answer with `project` and
  * qualified ids; filters apply in each backlog before the merge; a failing backlog leaves the others.
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -253,6 +253,52 @@ describe('search across projects', () => {
       expect(grouped.warnings).toContain('left out, failed: gamma: disk on fire');
     } finally {
       Object.assign(gamma, original);
+    }
+  });
+});
+
+describe("versions: 'once' (one document in several projects)", () => {
+  it('shows a copy, whole or cut short, once: as the fuller version, at the better place, also_in the other', async () => {
+    // `cut`, listed first, is the demo with TASK-0001's text cut after its first lines.
+    const cutDir = join(root, 'cut', 'backlog');
+    await cp(DEMO_DIR, cutDir, { recursive: true });
+    const file = join(cutDir, 'tasks', 'TASK-0001-login-rate-limit.md');
+    const text = await readFile(file, 'utf8');
+    const end = text.indexOf('\n---\n', 4) + 5;
+    await writeFile(file, text.slice(0, end) + text.slice(end).split('\n').slice(0, 4).join('\n'));
+    const backlogs = [{ dir: cutDir, name: 'cut' }, { dir: dirs.alpha }];
+    const once = await openWorkspace({ ...opts, backlogs, versions: 'once' });
+    const apart = await openWorkspace({ ...opts, backlogs });
+    try {
+      const query = 'rate-limit login endpoint';
+      const both = (await apart.searchUnified(query, { limit: 50 })).results.map((r) => r.id);
+      expect(both).toEqual(expect.arrayContaining(['cut:TASK-0001', 'alpha:TASK-0001']));
+      for (const options of [{}, { include_related: true }]) {
+        const res = await once.searchUnified(query, { limit: 50, ...options });
+        const bare = res.results.map((r) => r.id.split(':')[1]);
+        expect(new Set(bare).size).toBe(bare.length);
+        // The fuller version is alpha's; of two equal ones, the first project's.
+        expect(res.results.find((r) => r.id.endsWith(':TASK-0001'))).toMatchObject({
+          id: 'alpha:TASK-0001',
+          also_in: ['cut:TASK-0001'],
+        });
+        const equal = res.results.find((r) => !r.id.endsWith(':TASK-0001'))!;
+        expect(equal.id.startsWith('cut:')).toBe(true);
+        expect(equal.also_in).toEqual([equal.id.replace('cut:', 'alpha:')]);
+        expect(res.results.length).toBeLessThan(both.length);
+      }
+      // Pages go on without gaps or repeats.
+      const whole = (await once.searchUnified('sync', { limit: 20 })).results.map((r) => r.id);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 20; offset += 4)
+        paged.push(...(await once.searchUnified('sync', { limit: 4, offset })).results.map((r) => r.id));
+      expect(paged).toEqual(whole);
+      // Scoped to one project: that backlog's own answer.
+      const scoped = await once.searchUnified(query, { project: 'alpha' });
+      expect(scoped.results.some((r) => r.also_in)).toBe(false);
+    } finally {
+      await closeWorkspace(once);
+      await closeWorkspace(apart);
     }
   });
 });

@@ -19,7 +19,7 @@ import {
 import { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
 import type { EmbeddingProvider } from '../embeddings/types.js';
 import { PROJECT_NAME, projectSlug } from './ids.js';
-import type { WorkspaceFusion } from './merge.js';
+import type { WorkspaceFusion, WorkspaceVersions } from './merge.js';
 import type { ProjectProblem, WorkspaceProject } from './types.js';
 import { Workspace } from './workspace.js';
 
@@ -34,6 +34,12 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
   backlogs: WorkspaceBacklog[];
   /** How scores of different backlogs are compared (merge.ts; default `bound`). */
   fusion?: WorkspaceFusion;
+  /**
+   * `once`: versions of one document in several projects (same type and title, equal bodies or one the
+   * beginning of the other) take one place in a search over several, shown as the fuller one with `also_in`
+   * naming the others. Default `apart`: each is a result (docs/workspace.md, "Scores across projects").
+   */
+  versions?: WorkspaceVersions;
 }
 
 /**
@@ -41,7 +47,7 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
  * opened (the first backlog's error, with every problem in `details.problems`).
  */
 export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Workspace> {
-  const { backlogs, fusion, ...shared } = options;
+  const { backlogs, fusion, versions, ...shared } = options;
   const explicit = explicitNames(backlogs);
   const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
   withSharedPool(shared);
@@ -62,7 +68,7 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
       problems,
     });
   }
-  return new Workspace(projects, problems, fusion);
+  return new Workspace(projects, problems, fusion, versions);
 }
 
 type Opened = { b: WorkspaceBacklog; dir: string; service?: BacklogService; error?: BacklogError };
@@ -78,7 +84,7 @@ type Opened = { b: WorkspaceBacklog; dir: string; service?: BacklogService; erro
 export async function beginOpenWorkspace(
   options: OpenWorkspaceOptions,
 ): Promise<{ ws: Workspace; opened: Promise<Workspace> }> {
-  const { backlogs, fusion, ...shared } = options;
+  const { backlogs, fusion, versions, ...shared } = options;
   const explicit = explicitNames(backlogs);
   const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
   withSharedPool(shared);
@@ -104,7 +110,7 @@ export async function beginOpenWorkspace(
   const all = Background.holdWhile(Promise.allSettled(begun.map((o) => o.opened)));
   start();
   if (projects.length === 0) throw noneOpened(problems);
-  const ws = new Workspace(projects, problems, fusion);
+  const ws = new Workspace(projects, problems, fusion, versions);
   const opened = all.then((settled) => {
     settled.forEach((s, i) => {
       const o = begun[i];
