@@ -99,8 +99,8 @@ export function nearWords(tree: radix.RadixNode, term: string, edits: number): s
   const at: number[] = [0];
   const lefts: number[] = [edits];
   const push = (node: radix.RadixNode, index: number, left: number) => {
-    // Too long for any word at or below it to be near.
-    if (node.w.length > longest) return;
+    // Too long for any word at or below it to be near, or (one edit) too far whatever follows.
+    if (node.w.length > longest || (edits === 1 && !beginsNear(node.w, term))) return;
     stack.push(node);
     at.push(index);
     lefts.push(left);
@@ -130,4 +130,14 @@ export function nearWords(tree: radix.RadixNode, term: string, edits: number): s
     }
   }
   return [...out];
+}
+
+/** Whether some word beginning with `w` is within one edit of `term` (w is a prefix of the term, but for one edit). */
+function beginsNear(w: string, term: string): boolean {
+  let p = 0;
+  while (p < w.length && w[p] === term[p]) p++;
+  if (p === w.length) return true;
+  const rest = w.slice(p + 1);
+  // w[p] replaced, w[p] one too many, or term[p] missing from w.
+  return term.startsWith(rest, p + 1) || term.startsWith(rest, p) || term.startsWith(w.slice(p), p + 1);
 }
