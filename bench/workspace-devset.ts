@@ -2,8 +2,9 @@
  * The judged dev set in a workspace (docs/workspace.md, issue #22): the Backlog.md folder alone, against
  * the same folder opened together with the demo backlog and the Backlog.md fixture of test/fixtures, with
  * `project` set to the Backlog.md folder and without it, for each way of comparing scores across
- * backlogs (merge.ts: `bound`, `rrf`). A result of another project never counts as relevant, even
- * where it is a copy of a judged file (the fixture holds excerpts of the same folder).
+ * backlogs (merge.ts: `bound`, `shared`, `rrf`), and with versions of one document shown once
+ * (`versions: 'once'`). A result of another project never counts as relevant, even where it is a copy of
+ * a judged file (the fixture holds excerpts of the same folder).
  *
  *   nice npx tsx bench/workspace-devset.ts [--per-query]
  */
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { closeBacklog, openBacklog } from '../src/index.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
-import { WORKSPACE_FUSIONS } from '../src/workspace/merge.js';
+import { WORKSPACE_FUSIONS, type WorkspaceVersions } from '../src/workspace/merge.js';
 import { backlogCopy, loadDevset } from './devset/corpus.js';
 import { runSystem, type SystemResult } from './devset/eval.js';
 import { ourSystem, type DevsetSystem } from './devset/systems.js';
@@ -60,7 +61,15 @@ async function main(): Promise<void> {
     await alone.index.warmedUp();
     results.push(await runSystem(devset, ourSystem('alone', alone, 'bm25')));
     await closeBacklog(alone);
-    for (const fusion of WORKSPACE_FUSIONS) {
+    const runs: Array<[(typeof WORKSPACE_FUSIONS)[number], WorkspaceVersions]> = [
+      ...WORKSPACE_FUSIONS.map(
+        (f) => [f, 'apart'] as [(typeof WORKSPACE_FUSIONS)[number], WorkspaceVersions],
+      ),
+      ['bound', 'once'],
+      ['shared', 'once'],
+    ];
+    for (const [fusion, versions] of runs) {
+      const label = versions === 'once' ? `${fusion}, versions once` : fusion;
       const ws = await openWorkspace({
         backlogs: [
           { dir: copy.dir },
@@ -70,20 +79,21 @@ async function main(): Promise<void> {
         embeddings: 'none',
         cacheDir: false,
         fusion,
+        versions,
       });
       for (const p of ws.projects) await p.service.index.warmedUp();
       const home = ws.projects[0].name;
-      if (fusion === WORKSPACE_FUSIONS[0])
+      if (fusion === WORKSPACE_FUSIONS[0] && versions === 'apart')
         process.stderr.write(
           `projects: ${ws.projects.map((p) => `${p.name} (${p.service.size} items)`).join(', ')}\n`,
         );
-      results.push(await runSystem(devset, workspaceSystem(`${fusion}, project=${home}`, ws, home, home)));
-      results.push(await runSystem(devset, workspaceSystem(`${fusion}, all projects`, ws, home)));
+      results.push(await runSystem(devset, workspaceSystem(`${label}, project=${home}`, ws, home, home)));
+      results.push(await runSystem(devset, workspaceSystem(`${label}, all projects`, ws, home)));
       results.push(
         await runSystem(
           devset,
           workspaceSystem(
-            `${fusion}, all projects, a copy counts as its original`,
+            `${label}, all projects, a copy counts as its original`,
             ws,
             home,
             undefined,

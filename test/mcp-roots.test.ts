@@ -15,7 +15,7 @@ import {
   type CallToolResult,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -239,4 +239,40 @@ describe('`backlog-search mcp` with several --dir serves them all', () => {
       await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     }
   }, 90_000);
+  it('answers initialize before the backlogs are read; a first search waits for them', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'backlog-search-mcpdirs-'));
+    // A backlog big enough that reading it takes far longer than answering initialize.
+    const big = join(base, 'big', 'backlog');
+    await mkdir(join(big, 'tasks'), { recursive: true });
+    for (let i = 1; i <= 2000; i++) {
+      const id = `TASK-${String(i).padStart(4, '0')}`;
+      await writeFile(
+        join(big, 'tasks', `${id}-generated.md`),
+        `---\nid: ${id}\ntitle: Generated task ${i} about the zeppelin hangar\ntype: task\nstatus: todo\n---\n\nBody ${i} of a generated task: the zeppelin needs a hangar, a crew and fuel number ${i}.\n`,
+      );
+    }
+    await cp(BACKLOG_MD_FIXTURE, join(base, 'two', 'backlog'), { recursive: true });
+    const [command, args] = cliArgs(['mcp', '--no-watch', '--dir', big, '--dir', join(base, 'two')]);
+    const env = { ...getDefaultEnvironment(), BACKLOG_EMBEDDINGS: 'none' };
+    const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe', env });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'mcp-dirs-early', version: '1' });
+    const opened = 'MCP over stdio for 2 backlogs: big, backlog.md';
+    try {
+      await client.connect(transport);
+      // Before: every backlog was read first, and this line was written before initialize was answered.
+      expect(stderr).not.toContain(opened);
+      expect(client.getInstructions()).toMatch(/^Search and edit 2 backlogs/);
+      const { data } = await call(client, 'backlog_search', { query: 'zeppelin hangar', limit: 5 });
+      expect(data.total).toBe(2000);
+      expect((data.results as Hit[])[0]).toMatchObject({ project: 'big' });
+      const other = await call(client, 'backlog_search', { query: 'search', project: 'backlog.md' });
+      expect((other.data.results as Hit[]).length).toBeGreaterThan(0);
+      await vi.waitFor(() => expect(stderr).toContain(opened));
+    } finally {
+      await client.close();
+      await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    }
+  }, 120_000);
 });

@@ -4,12 +4,12 @@
  * its own real index. One backlog behaves as openBacklog does; several answer with `project` and
  * qualified ids; filters apply in each backlog before the merge; a failing backlog leaves the others.
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeBacklog, isBacklogError, openBacklog, type BacklogService } from '../src/index.js';
-import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
+import { beginOpenWorkspace, closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
 import { qualify } from '../src/workspace/ids.js';
 import { BACKLOG_MD_FIXTURE, DEMO_DIR } from './helpers.js';
@@ -124,6 +124,30 @@ describe('opening several backlogs', () => {
   });
 });
 
+describe('opening in two steps (beginOpenWorkspace: the MCP server answers before the files are read)', () => {
+  it('names every backlog at once, reads the files after, and answers as openWorkspace then', async () => {
+    const backlogs = [{ dir: join(root, 'missing') }, { dir: dirs.alpha }, { dir: join(root, 'gamma') }];
+    const { ws: early, opened } = await beginOpenWorkspace({ ...opts, backlogs });
+    expect(early.names()).toEqual(['alpha', 'gamma']);
+    expect(early.problems.map((p) => [p.name, p.code])).toEqual([['missing', 'NOT_FOUND']]);
+    // Before the files are read: an empty backlog each.
+    expect(early.size).toBe(0);
+    expect(await opened).toBe(early);
+    const whole = await openWorkspace({ ...opts, backlogs });
+    expect(early.size).toBe(whole.size);
+    const strip = <T extends { took_ms?: number }>(r: T) => ({ ...r, took_ms: 0 });
+    for (const p of [...early.projects, ...whole.projects]) await p.service.index.warmedUp();
+    for (const q of ['sync conflict', 'login timeout'])
+      expect(strip(await early.searchUnified(q))).toEqual(strip(await whole.searchUnified(q)));
+    await closeWorkspace(early);
+    await closeWorkspace(whole);
+    const none = await thrown(() =>
+      beginOpenWorkspace({ ...opts, backlogs: [{ dir: join(root, 'missing') }] }),
+    );
+    expect(none.code).toBe('NOT_FOUND');
+  });
+});
+
 describe('search across projects', () => {
   it('finds items of every project, each with its project and a qualified id', async () => {
     const res = await ws.searchUnified('task board status', { limit: 30 });
@@ -213,15 +237,68 @@ describe('search across projects', () => {
       ).toBe(false);
     const hostile = await ws.searchUnified('zeppelin hostile');
     expect(hostile.results.map((r) => r.id)).toContain('gamma:TASK-0999');
-    const original = gamma.searchUnified.bind(gamma);
+    // A merged bm25 page builds its results with resultsFor; other searches use searchUnified.
+    const original = { searchUnified: gamma.searchUnified, resultsFor: gamma.resultsFor };
     gamma.searchUnified = () => Promise.reject(new Error('disk on fire'));
+    gamma.resultsFor = () => {
+      throw new Error('disk on fire');
+    };
     try {
       const res = await ws.searchUnified('sync');
       expect(res.results.length).toBeGreaterThan(0);
       expect(res.results.some((r) => r.id.startsWith('gamma:'))).toBe(false);
       expect(res.warnings).toContain('left out, failed: gamma: disk on fire');
+      const grouped = await ws.searchUnified('sync', { group_by: 'type' });
+      expect(grouped.results.some((r) => r.id.startsWith('gamma:'))).toBe(false);
+      expect(grouped.warnings).toContain('left out, failed: gamma: disk on fire');
     } finally {
-      gamma.searchUnified = original;
+      Object.assign(gamma, original);
+    }
+  });
+});
+
+describe("versions: 'once' (one document in several projects)", () => {
+  it('shows a copy, whole or cut short, once: as the fuller version, at the better place, also_in the other', async () => {
+    // `cut`, listed first, is the demo with TASK-0001's text cut after its first lines.
+    const cutDir = join(root, 'cut', 'backlog');
+    await cp(DEMO_DIR, cutDir, { recursive: true });
+    const file = join(cutDir, 'tasks', 'TASK-0001-login-rate-limit.md');
+    const text = await readFile(file, 'utf8');
+    const end = text.indexOf('\n---\n', 4) + 5;
+    await writeFile(file, text.slice(0, end) + text.slice(end).split('\n').slice(0, 4).join('\n'));
+    const backlogs = [{ dir: cutDir, name: 'cut' }, { dir: dirs.alpha }];
+    const once = await openWorkspace({ ...opts, backlogs, versions: 'once' });
+    const apart = await openWorkspace({ ...opts, backlogs });
+    try {
+      const query = 'rate-limit login endpoint';
+      const both = (await apart.searchUnified(query, { limit: 50 })).results.map((r) => r.id);
+      expect(both).toEqual(expect.arrayContaining(['cut:TASK-0001', 'alpha:TASK-0001']));
+      for (const options of [{}, { include_related: true }]) {
+        const res = await once.searchUnified(query, { limit: 50, ...options });
+        const bare = res.results.map((r) => r.id.split(':')[1]);
+        expect(new Set(bare).size).toBe(bare.length);
+        // The fuller version is alpha's; of two equal ones, the first project's.
+        expect(res.results.find((r) => r.id.endsWith(':TASK-0001'))).toMatchObject({
+          id: 'alpha:TASK-0001',
+          also_in: ['cut:TASK-0001'],
+        });
+        const equal = res.results.find((r) => !r.id.endsWith(':TASK-0001'))!;
+        expect(equal.id.startsWith('cut:')).toBe(true);
+        expect(equal.also_in).toEqual([equal.id.replace('cut:', 'alpha:')]);
+        expect(res.results.length).toBeLessThan(both.length);
+      }
+      // Pages go on without gaps or repeats.
+      const whole = (await once.searchUnified('sync', { limit: 20 })).results.map((r) => r.id);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 20; offset += 4)
+        paged.push(...(await once.searchUnified('sync', { limit: 4, offset })).results.map((r) => r.id));
+      expect(paged).toEqual(whole);
+      // Scoped to one project: that backlog's own answer.
+      const scoped = await once.searchUnified(query, { project: 'alpha' });
+      expect(scoped.results.some((r) => r.also_in)).toBe(false);
+    } finally {
+      await closeWorkspace(once);
+      await closeWorkspace(apart);
     }
   });
 });

@@ -481,17 +481,23 @@ export function buildProgram(): Command {
         background: true,
         ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
       };
-      // Several backlogs (--dir repeated, NAME=PATH, --workspace): one server over all (docs/workspace.md).
-      const ws = mayBeWorkspace(dir, workspace)
-        ? await (await cliWorkspace()).openCliWorkspace(dir, workspace, embeddings, serverOpen)
+      // Several backlogs (--dir repeated, NAME=PATH, --workspace): one server over all (docs/workspace.md),
+      // answering initialize and tools/list while they are read, as for one.
+      const begun = mayBeWorkspace(dir, workspace)
+        ? await (await cliWorkspace()).beginCliWorkspace(dir, workspace, embeddings, serverOpen)
         : undefined;
-      if (ws) {
-        process.stderr.write(
-          `backlog-search: MCP over stdio for ${ws.projects.length} backlogs: ${ws.names().join(', ')}\n`,
+      if (begun) {
+        const { ws, opened } = begun;
+        opened.then(
+          () =>
+            process.stderr.write(
+              `backlog-search: MCP over stdio for ${ws.projects.length} backlogs: ${ws.names().join(', ')}\n`,
+            ),
+          () => undefined, // runStdioServer rejects with the error
         );
         const { closeWorkspace } = await import('../workspace/open-workspace.js');
         try {
-          return await runStdioServer(ws, { readOnly });
+          return await runStdioServer(ws, { readOnly, opened });
         } finally {
           await closeWorkspace(ws);
         }

@@ -10,7 +10,7 @@ import type { EmbeddingProvider } from '../embeddings/types.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import type { OpenBacklogOptions } from '../service/open-backlog.js';
 import { projectSlug } from '../workspace/ids.js';
-import { openWorkspace, type WorkspaceBacklog } from '../workspace/open-workspace.js';
+import { beginOpenWorkspace, openWorkspace, type WorkspaceBacklog } from '../workspace/open-workspace.js';
 import type { Workspace } from '../workspace/workspace.js';
 
 /** commander's collector for a repeatable `--dir`. */
@@ -100,6 +100,38 @@ export async function openCliWorkspace(
   });
   for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
   return ws;
+}
+
+/**
+ * openCliWorkspace for a server that answers before the backlogs are read (`mcp`): the workspace as soon
+ * as every backlog's format is known, and `opened` when their files are read (beginOpenWorkspace).
+ * Problems are printed as warnings when they are known.
+ */
+export async function beginCliWorkspace(
+  dirs: string[] | string | undefined,
+  file: string | undefined,
+  embeddings: string | undefined,
+  server: Omit<OpenBacklogOptions, 'dir'>,
+): Promise<{ ws: Workspace; opened: Promise<Workspace> } | undefined> {
+  const backlogs = await workspaceSpec(dirs, file);
+  if (!backlogs) return undefined;
+  const begun = await beginOpenWorkspace({
+    backlogs,
+    embeddings: embeddings as EmbeddingProvider | undefined,
+    embedMissing: 'never',
+    ...server,
+  });
+  const warn = (from: number) => {
+    for (const p of begun.ws.problems.slice(from))
+      process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  };
+  const known = begun.ws.problems.length;
+  warn(0);
+  begun.opened.then(
+    () => warn(known),
+    () => warn(known),
+  );
+  return begun;
 }
 
 /** `--project` as a request option; on a single backlog it is checked against its name, then dropped. */

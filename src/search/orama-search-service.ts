@@ -517,6 +517,32 @@ export class OramaSearchService implements SearchEngine {
     });
   }
 
+  /**
+   * What `query` answers in bm25 for hits `search` already ranked with the same text, match mode and
+   * filters: their results (snippets and all) and the warnings, without ranking again. A workspace ranks
+   * every backlog, merges the lists, then builds only the page's results (src/workspace/workspace.ts).
+   */
+  resultsFor(
+    q: Pick<SearchQuery, 'text' | 'matchMode' | 'mode' | 'includeScores'>,
+    hits: SearchHit[],
+  ): { results: SearchResult[]; warnings: string[] } {
+    const warnings: string[] = [];
+    // As query: a search that asked for no mode says why it ran bm25.
+    if (!q.mode && this.vectors && this.vectors.state !== 'ready' && this.vectors.state !== 'off')
+      warnings.push(`ran bm25: the semantic index is ${this.vectors.progress()}`);
+    const positive = q.matchMode === 'raw' ? positiveText(parseRawQuery(q.text)) : q.text;
+    if (q.matchMode === 'simple' && this.analyzer.queryTerms(positive).length === 0)
+      return {
+        results: [],
+        warnings: [...warnings, `nothing to search for: "${q.text}" has only stop-words or punctuation`],
+      };
+    const queryTerms = new Set(this.analyzer.matchTerms(positive));
+    const results = this.results.withQuery(queryTerms, (bits) =>
+      hits.map((h) => this.toResult(lexicalHit(h), bits, queryTerms, q.includeScores)),
+    );
+    return { results, warnings };
+  }
+
   /** Hybrid: both lists normalized, fused and multiplied (hybrid.ts); and the vector list's share for this query. */
   private fuse(
     text: string,

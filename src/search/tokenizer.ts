@@ -1,6 +1,13 @@
 import { idKey, normalizeId } from '../storage/ids.js';
 import { LanguageMix } from './language-mix.js';
-import { scriptOf, stemmerOf, stopWordsOf, type Language, type Script } from './languages.js';
+import {
+  SCRIPT_LANGUAGES,
+  scriptOf,
+  stemmerOf,
+  stopWordsOf,
+  type Language,
+  type Script,
+} from './languages.js';
 
 export { idKey, normalizeId };
 export { LANGUAGES, type Language } from './languages.js';
@@ -184,6 +191,17 @@ function withFoldedTwins(terms: string[], caseFoldingOnly: boolean): string[] {
  * The analyzer shared by indexing, querying and snippets. It is plain functions over settings and the
  * index's language mix, with bounded caches of word -> term because stemming dominates indexing time.
  */
+/** Query analyses (TextAnalyzer.memoized), by settings, languages in use, kind and text; the last few. */
+const sharedAnalyses = new Map<string, unknown>();
+const SHARED_ANALYSES = 64;
+/** A short number for a long key (settings with a stop-word list): the same key, the same number. */
+const interned = new Map<string, number>();
+function internKey(key: string): number {
+  let n = interned.get(key);
+  if (n === undefined) interned.set(key, (n = interned.size));
+  return n;
+}
+
 export class TextAnalyzer {
   readonly settings: TokenizerSettings;
   /** The languages of the index this analyzer serves (LexicalIndex keeps it up to date). */
@@ -201,6 +219,7 @@ export class TextAnalyzer {
     this.languages = new LanguageMix(this.settings.languages);
     const { stopWords } = this.settings;
     this.customStopWords = Array.isArray(stopWords) ? new Set(stopWords.map(stopWordKey)) : null;
+    this.settingsKey = JSON.stringify(this.settings);
   }
 
   private stopWordsFor(language: Language | undefined): ReadonlySet<string> | null {
@@ -409,21 +428,30 @@ export class TextAnalyzer {
   }
 
   /**
-   * The last few query analyses: one search analyzes its query several times (term budget, ranking,
-   * proximity, snippets). Shared results: callers must not change them.
+   * A query's analysis depends on the settings, the languages in use and the text only: the last few
+   * are shared by every analyzer of the process (sharedAnalyses). One search analyzes its query several
+   * times (term budget, ranking, proximity, snippets), and a workspace's backlogs each analyze it.
+   * Shared results: callers must not change them.
    */
-  private readonly queryMemo = new Map<string, { generation: number; value: unknown }>();
-
   private memoized<T>(kind: string, text: string, compute: () => T): T {
-    const key = `${kind}\u0000${text}`;
-    const hit = this.queryMemo.get(key);
-    if (hit && hit.generation === this.languages.generation) return hit.value as T;
+    if (this.analysisKey.generation !== this.languages.generation) {
+      const active = (Object.keys(SCRIPT_LANGUAGES) as Script[]).map((s) => this.languages.active(s).join());
+      this.analysisKey = {
+        generation: this.languages.generation,
+        prefix: `${internKey(this.settingsKey)}.${internKey(active.join(';'))}`,
+      };
+    }
+    const key = `${this.analysisKey.prefix}\u0000${kind}\u0000${text}`;
+    const hit = sharedAnalyses.get(key);
+    if (hit !== undefined) return hit as T;
     const value = compute();
-    this.queryMemo.delete(key);
-    if (this.queryMemo.size >= 16) this.queryMemo.delete(this.queryMemo.keys().next().value!);
-    this.queryMemo.set(key, { generation: this.languages.generation, value });
+    if (sharedAnalyses.size >= SHARED_ANALYSES) sharedAnalyses.delete(sharedAnalyses.keys().next().value!);
+    sharedAnalyses.set(key, value);
     return value;
   }
+
+  private readonly settingsKey: string;
+  private analysisKey = { generation: -1, prefix: '' };
 
   private analyzeQuery(text: string): QueryWord[] {
     const out: QueryWord[] = [];

@@ -189,6 +189,11 @@ export interface SearchResult {
   /** Which retriever found it: words (`lexical`), meaning (`semantic`), or `both`; `related` for linked items. */
   match: 'lexical' | 'semantic' | 'both' | 'related';
   content?: string;
+  /**
+   * In a search over several backlogs: the other versions of this document in other projects (the same
+   * type and title, one body the beginning of the other), shown once here (docs/workspace.md).
+   */
+  also_in?: string[];
 }
 
 /** An item linked to a hit (include_related). */

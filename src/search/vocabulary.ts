@@ -24,17 +24,8 @@ export function indexVocabulary(
         if (t !== term && has(t)) words.add(t);
         return;
       }
-      for (let i = 0; i < TEXT_FIELDS.length; i++) {
-        for (const w of Object.keys(tree(i).find({ term: t, exact: false, tolerance: edits }))) {
-          // Orama's fuzzy find also returns every word the term is a prefix of; keep true edits only.
-          if (
-            w !== term &&
-            Math.abs(w.length - t.length) <= edits &&
-            boundedLevenshtein(t, w, edits).isBounded
-          )
-            words.add(w);
-        }
-      }
+      for (let i = 0; i < TEXT_FIELDS.length; i++)
+        for (const w of nearWords(tree(i), t, edits)) if (w !== term) words.add(w);
     };
     // Orama counts a swap of two adjacent letters as two edits (`lgoin` -> `login`); we count it as one:
     // each spelling with one swap undone is looked up with one edit fewer (two swaps: twice).
@@ -59,4 +50,94 @@ export function indexVocabulary(
     withinOneEdit: (term) => withinEdits(term, 1),
     withinEdits,
   };
+}
+
+/**
+ * The words Orama's fuzzy `find({ term, tolerance: edits })` returns that are within `edits` of `term` (and
+ * at most `edits` longer or shorter): the same walk over the radix tree, so the same words, without what
+ * cannot add one. Orama's walk reaches one state (node, position in the term, edits left) by many paths
+ * and walks on from each, walks below nodes whose word is already too long, and collects every word the
+ * term begins. A query word absent from the index is looked up so in every text field of every backlog:
+ * Orama's walk was most of the slowest workspace searches' time (docs/workspace.md, Cost).
+ */
+export function nearWords(tree: radix.RadixNode, term: string, edits: number): string[] {
+  const longest = term.length + edits;
+  const near = (w: string) =>
+    Math.abs(w.length - term.length) <= edits && boundedLevenshtein(term, w, edits).isBounded;
+  const out = new Set<string>();
+  // Orama's rule first: a node whose word begins with the term gives every word below it (at most once).
+  const collected = new Set<radix.RadixNode>();
+  const begins = (node: radix.RadixNode): boolean => {
+    if (node.w.length < term.length || !node.w.startsWith(term)) return false;
+    if (collected.has(node)) return true;
+    collected.add(node);
+    const below = [node];
+    while (below.length > 0) {
+      const n = below.pop()!;
+      if (n.w.length > longest) continue;
+      if (n.e && near(n.w)) out.add(n.w);
+      for (const c of n.c.values()) below.push(c);
+    }
+    return true;
+  };
+  // The states walked (node, position in the term, edits left), each once.
+  const packed = (term.length + 1) * (edits + 1) <= 31;
+  const bitsOf = new Map<radix.RadixNode, number>();
+  const keys = new Set<string>();
+  const first = (node: radix.RadixNode, index: number, left: number): boolean => {
+    if (!packed) {
+      const key = `${index}\u0000${left}\u0000${node.w}`;
+      return !keys.has(key) && !!keys.add(key);
+    }
+    const bit = 1 << (index * (edits + 1) + left);
+    const bits = bitsOf.get(node) ?? 0;
+    if (bits & bit) return false;
+    bitsOf.set(node, bits | bit);
+    return true;
+  };
+  const stack: radix.RadixNode[] = [tree];
+  const at: number[] = [0];
+  const lefts: number[] = [edits];
+  const push = (node: radix.RadixNode, index: number, left: number) => {
+    // Too long for any word at or below it to be near, or (one edit) too far whatever follows.
+    if (node.w.length > longest || (edits === 1 && !beginsNear(node.w, term))) return;
+    stack.push(node);
+    at.push(index);
+    lefts.push(left);
+  };
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const index = at.pop()!;
+    const left = lefts.pop()!;
+    if (begins(node) || !first(node, index, left)) continue;
+    if (node.e && node.w && near(node.w)) out.add(node.w);
+    if (index >= term.length) continue;
+    // Orama's moves: a match, a deletion, then each child's insertion and substitution.
+    const char = term[index];
+    const next = node.c.get(char);
+    if (next) push(next, index + 1, left);
+    if (left > 0) {
+      push(node, index + 1, left - 1);
+      for (const [c, child] of node.c) {
+        push(child, index, left - 1);
+        if (c !== char) push(child, index + 1, left - 1);
+      }
+    } else if (node.w.length < term.length && term.startsWith(node.w)) {
+      // Out of edits, the other moves only give what Orama's rule gives, which the node does not meet
+      // and of its children only the one that goes on with the term can.
+      const child = node.c.get(term[node.w.length]);
+      if (child && child.w.length <= longest) begins(child);
+    }
+  }
+  return [...out];
+}
+
+/** Whether some word beginning with `w` is within one edit of `term` (w is a prefix of the term, but for one edit). */
+function beginsNear(w: string, term: string): boolean {
+  let p = 0;
+  while (p < w.length && w[p] === term[p]) p++;
+  if (p === w.length) return true;
+  const rest = w.slice(p + 1);
+  // w[p] replaced, w[p] one too many, or term[p] missing from w.
+  return term.startsWith(rest, p + 1) || term.startsWith(rest, p) || term.startsWith(w.slice(p), p + 1);
 }

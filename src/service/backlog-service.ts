@@ -11,7 +11,7 @@ import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { OutsideStats } from '../search/score.js';
-import type { SearchFilters } from '../search/types.js';
+import type { SearchFilters, SearchHit, SearchResult } from '../search/types.js';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
 import { statusKey } from '../storage/ids.js';
@@ -28,6 +28,7 @@ import {
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
+  type SearchOptions,
   type SearchOptionsInput,
 } from './options.js';
 import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
@@ -225,6 +226,48 @@ export class BacklogService {
     const parsed = searchOptionsSchema.safeParse({ ...options, query });
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
+    const text = this.checkSearch(opts);
+    const { mode, warnings, ...found } = await this.index.query({
+      text,
+      matchMode: opts.match_mode,
+      filters: filtersOf(opts),
+      sort: opts.sort,
+      conjunctive: opts.conjunctive,
+      mode: opts.mode,
+      limit: opts.limit,
+      offset: opts.offset,
+      groupBy: opts.group_by,
+      related: opts.include_related
+        ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
+        : undefined,
+      includeScores: opts.include_scores,
+      outside: internal.outside,
+      fixedShare: internal.fixedShare,
+    });
+    if (opts.include_content) this.addContent(found.results);
+    const response: SearchResponse = { ...found, query: text, search_mode: mode, took_ms: 0 };
+    if (warnings.length) response.warnings = warnings;
+    response.took_ms = Number((performance.now() - started).toFixed(2));
+    return response;
+  }
+
+  /**
+   * What searchUnified answers for bm25 hits that `index.search` already ranked for the same request (`opts`,
+   * as the schema gave them): the same checks, results (snippets), warnings and content, without ranking
+   * again. A workspace ranks every backlog, merges, then builds only the page's results here.
+   */
+  resultsFor(opts: SearchOptions, hits: SearchHit[]): { results: SearchResult[]; warnings: string[] } {
+    const text = this.checkSearch(opts);
+    const built = this.index.resultsFor(
+      { text, matchMode: opts.match_mode, mode: opts.mode, includeScores: opts.include_scores },
+      hits,
+    );
+    if (opts.include_content) this.addContent(built.results);
+    return built;
+  }
+
+  /** A search request's checks after the schema (the query, filter values, the word budget); the query trimmed. */
+  private checkSearch(opts: SearchOptions): string {
     const text = opts.query.trim();
     if (!text)
       throw errors.invalidQuery(
@@ -245,38 +288,20 @@ export class BacklogService {
         'Search with the key words only; paste long text into a file instead.',
         { limit: this.limits.maxQueryTerms },
       );
-    const { mode, warnings, ...found } = await this.index.query({
-      text,
-      matchMode: opts.match_mode,
-      filters: filtersOf(opts),
-      sort: opts.sort,
-      conjunctive: opts.conjunctive,
-      mode: opts.mode,
-      limit: opts.limit,
-      offset: opts.offset,
-      groupBy: opts.group_by,
-      related: opts.include_related
-        ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
-        : undefined,
-      includeScores: opts.include_scores,
-      outside: internal.outside,
-      fixedShare: internal.fixedShare,
-    });
-    if (opts.include_content) {
-      const chars = found.results.reduce((n, r) => n + this.store.byId(r.id)!.body.length, 0);
-      if (chars > this.limits.maxResponseChars)
-        throw errors.inputTooLarge(
-          'include_content',
-          `the page's content is ${chars} characters, over the budget of ${this.limits.maxResponseChars} (limits.maxResponseChars)`,
-          'Ask for fewer results (limit), or read the items you need with get.',
-          { limit: this.limits.maxResponseChars },
-        );
-      for (const r of found.results) r.content = this.store.byId(r.id)!.body;
-    }
-    const response: SearchResponse = { ...found, query: text, search_mode: mode, took_ms: 0 };
-    if (warnings.length) response.warnings = warnings;
-    response.took_ms = Number((performance.now() - started).toFixed(2));
-    return response;
+    return text;
+  }
+
+  /** include_content: each result's body, within the answer budget. */
+  private addContent(results: SearchResult[]): void {
+    const chars = results.reduce((n, r) => n + this.store.byId(r.id)!.body.length, 0);
+    if (chars > this.limits.maxResponseChars)
+      throw errors.inputTooLarge(
+        'include_content',
+        `the page's content is ${chars} characters, over the budget of ${this.limits.maxResponseChars} (limits.maxResponseChars)`,
+        'Ask for fewer results (limit), or read the items you need with get.',
+        { limit: this.limits.maxResponseChars },
+      );
+    for (const r of results) r.content = this.store.byId(r.id)!.body;
   }
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */

@@ -107,6 +107,8 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
  */
 export async function beginOpenBacklog(
   options: OpenBacklogOptions = {},
+  /** Read the files only once this settles (a workspace reads its backlogs one after the other). */
+  after?: Promise<unknown>,
 ): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
   const dir = resolve(options.dir ?? defaultBacklogDir());
   const st = await stat(dir).catch(() => null);
@@ -152,7 +154,12 @@ export async function beginOpenBacklog(
     },
   });
   await service.detectFormat();
-  const opened = finishOpen(service, options);
+  const opened = after
+    ? after.then(
+        () => finishOpen(service, options),
+        () => finishOpen(service, options),
+      )
+    : finishOpen(service, options);
   // Handled by whoever awaits it; marked here so a failure before they do is not an unhandled rejection.
   opened.catch(() => undefined);
   return { service, opened };

@@ -20,6 +20,9 @@ import type { OutsideStats } from '../search/score.js';
 import type { SearchResult } from '../search/types.js';
 
 export const WORKSPACE_FUSIONS = ['bound', 'shared', 'rrf'] as const;
+/** `apart` (default): each project's copy of a document is a result; `once`: collapseVersions. */
+export const WORKSPACE_VERSIONS = ['apart', 'once'] as const;
+export type WorkspaceVersions = (typeof WORKSPACE_VERSIONS)[number];
 export type WorkspaceFusion = (typeof WORKSPACE_FUSIONS)[number];
 
 /** RRF's k (Cormack et al. 2009). */
@@ -54,6 +57,42 @@ export function rankList<T extends { id: string; score?: number }>(
     }
     return { project, rank, key, result };
   });
+}
+
+/** A place in the merged order, with the versions of the same document in other projects it stands for. */
+export type Collapsed<T> = Ranked<T> & { also?: Ranked<T>[] };
+
+/**
+ * One document in several projects (a file copied between repositories, whole or cut short, or an older
+ * copy that the other grew from) takes one place in the merged order: the better-ranked copy's place,
+ * shown as the fuller version. `key` groups the candidates (type and title); `fuller` says which of two
+ * results of different projects is the fuller version of one document ('a' or 'b'), or null for two
+ * documents. Copies within one project stay apart (they are that backlog's own files).
+ */
+export function collapseVersions<T>(
+  merged: Ranked<T>[],
+  key: (x: Ranked<T>) => string,
+  fuller: (a: Ranked<T>, b: Ranked<T>) => 'a' | 'b' | null,
+): Collapsed<T>[] {
+  const slots = new Map<string, number[]>();
+  const out: Collapsed<T>[] = [];
+  for (const x of merged) {
+    const k = key(x);
+    const same = slots.get(k) ?? [];
+    const at = same.find((i) => {
+      const kept = out[i];
+      if (kept.project === x.project || kept.also?.some((a) => a.project === x.project)) return false;
+      return fuller(kept, x) !== null;
+    });
+    if (at === undefined) {
+      slots.set(k, [...same, out.length]);
+      out.push(x);
+      continue;
+    }
+    const { also = [], ...shown } = out[at];
+    out[at] = fuller(shown, x) === 'a' ? { ...shown, also: [...also, x] } : { ...x, also: [...also, shown] };
+  }
+  return out;
 }
 
 /** All lists in one order: key, then rank in its own list, then the project's order. */

@@ -10,11 +10,16 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { BacklogError, isBacklogError } from '../errors.js';
 import type { BacklogService } from '../service/backlog-service.js';
-import { closeBacklog, openBacklog, type OpenBacklogOptions } from '../service/open-backlog.js';
+import {
+  beginOpenBacklog,
+  closeBacklog,
+  openBacklog,
+  type OpenBacklogOptions,
+} from '../service/open-backlog.js';
 import { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
 import type { EmbeddingProvider } from '../embeddings/types.js';
 import { PROJECT_NAME, projectSlug } from './ids.js';
-import type { WorkspaceFusion } from './merge.js';
+import type { WorkspaceFusion, WorkspaceVersions } from './merge.js';
 import type { ProjectProblem, WorkspaceProject } from './types.js';
 import { Workspace } from './workspace.js';
 
@@ -29,6 +34,12 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
   backlogs: WorkspaceBacklog[];
   /** How scores of different backlogs are compared (merge.ts; default `bound`). */
   fusion?: WorkspaceFusion;
+  /**
+   * `once`: versions of one document in several projects (same type and title, equal bodies or one the
+   * beginning of the other) take one place in a search over several, shown as the fuller one with `also_in`
+   * naming the others. Default `apart`: each is a result (docs/workspace.md, "Scores across projects").
+   */
+  versions?: WorkspaceVersions;
 }
 
 /**
@@ -36,44 +47,10 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
  * opened (the first backlog's error, with every problem in `details.problems`).
  */
 export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Workspace> {
-  const { backlogs, fusion, ...shared } = options;
-  if (backlogs.length === 0)
-    throw new BacklogError(
-      'INVALID_INPUT',
-      'a workspace needs at least one backlog',
-      'Pass backlogs: [{ dir }].',
-      {
-        field: 'backlogs',
-      },
-    );
-  const explicit = new Set<string>();
-  for (const b of backlogs) {
-    if (b.name === undefined) continue;
-    const name = b.name.toLowerCase();
-    if (!PROJECT_NAME.test(name))
-      throw new BacklogError(
-        'INVALID_INPUT',
-        `project name "${b.name}" cannot be used`,
-        'Use letters, digits, ".", "_" and "-" (no ":" or "/": qualified ids use them), e.g. my-repo.',
-        { field: 'name' },
-      );
-    if (explicit.has(name))
-      throw new BacklogError(
-        'INVALID_INPUT',
-        `two backlogs are named "${name}"`,
-        'Give each a name of its own.',
-        {
-          field: 'name',
-        },
-      );
-    explicit.add(name);
-  }
+  const { backlogs, fusion, versions, ...shared } = options;
+  const explicit = explicitNames(backlogs);
   const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
-  // One model for every backlog (embeddings/shared-pool.ts); each keeps its own cache and vectors.
-  const provider =
-    shared.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
-  if (provider !== 'none' && !shared.sharedEmbeddingPool)
-    shared.sharedEmbeddingPool = new SharedEmbeddingPool({ provider, transformers: shared.transformers });
+  withSharedPool(shared);
   // One after the other: opened together they slow each other's restore (10 backlogs of 697 files: 58 s
   // together against 14 s in turn, on 2 busy cores); and the background work of every one of them
   // (snippet bodies, word-pair filters) starts when all are open.
@@ -83,30 +60,7 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
       for (const b of backlogs) opened.push(await openOne(b, shared, cacheRoot));
     })(),
   );
-  const taken = new Set(explicit);
-  const unique = (wanted: string, own: boolean) => {
-    if (own) return wanted;
-    let name = wanted;
-    for (let i = 2; taken.has(name); i++) name = `${wanted}-${i}`;
-    taken.add(name);
-    return name;
-  };
-  const projects: WorkspaceProject[] = [];
-  const problems: ProjectProblem[] = [];
-  for (const o of opened) {
-    const own = o.b.name !== undefined;
-    if ('error' in o && o.error) {
-      const name = unique(own ? o.b.name!.toLowerCase() : projectSlug(folderName(o.dir)), own);
-      problems.push({ name, dir: o.dir, code: o.error.code, message: o.error.message, hint: o.error.hint });
-      continue;
-    }
-    const service = o.service!;
-    projects.push({
-      name: unique(own ? o.b.name!.toLowerCase() : projectSlug(service.projectName), own),
-      dir: o.dir,
-      service,
-    });
-  }
+  const { projects, problems } = named(opened, explicit);
   if (projects.length === 0) {
     const first = opened[0] as { error: BacklogError };
     throw new BacklogError(first.error.code, first.error.message, first.error.hint, {
@@ -114,10 +68,65 @@ export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Work
       problems,
     });
   }
-  return new Workspace(projects, problems, fusion);
+  return new Workspace(projects, problems, fusion, versions);
 }
 
 type Opened = { b: WorkspaceBacklog; dir: string; service?: BacklogService; error?: BacklogError };
+
+/**
+ * `openWorkspace` in two steps (as beginOpenBacklog for one): resolves as soon as every backlog's format
+ * and settings are read (config.yml, no other file), with a Workspace of them and `opened`, which resolves
+ * when each one's files are read, one after the other. Until then each backlog answers as an empty one:
+ * the MCP server answers `initialize` and `tools/list` at once and holds the rest for `opened`. A backlog
+ * whose files cannot be read is then taken out and reported in `problems`; `opened` rejects only when
+ * none could be opened.
+ */
+export async function beginOpenWorkspace(
+  options: OpenWorkspaceOptions,
+): Promise<{ ws: Workspace; opened: Promise<Workspace> }> {
+  const { backlogs, fusion, versions, ...shared } = options;
+  const explicit = explicitNames(backlogs);
+  const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  withSharedPool(shared);
+  // The first reads its files once the background work of all is held (as openWorkspace does).
+  let start!: () => void;
+  let previous: Promise<unknown> = new Promise<void>((resolve) => (start = resolve));
+  const begun: Array<Opened & { opened?: Promise<BacklogService> }> = [];
+  for (const b of backlogs) {
+    const asked = resolve(b.dir);
+    try {
+      const dir = await backlogFolder(asked);
+      const { service, opened } = await beginOpenBacklog(
+        { ...shared, dir, cacheDir: cacheDirOf(dir, cacheRoot) },
+        previous,
+      );
+      begun.push({ b, dir, service, opened });
+      previous = opened.catch(() => undefined);
+    } catch (err) {
+      begun.push({ b, dir: asked, error: isBacklogError(err) ? err : unreadable(asked, err) });
+    }
+  }
+  const { projects, problems } = named(begun, explicit);
+  const all = Background.holdWhile(Promise.allSettled(begun.map((o) => o.opened)));
+  start();
+  if (projects.length === 0) throw noneOpened(problems);
+  const ws = new Workspace(projects, problems, fusion, versions);
+  const opened = all.then((settled) => {
+    settled.forEach((s, i) => {
+      const o = begun[i];
+      const p = projects.find((x) => x.service === o.service);
+      if (s.status === 'fulfilled' || !p) return;
+      const err = isBacklogError(s.reason) ? s.reason : unreadable(o.dir, s.reason);
+      ws.remove(p.name);
+      void closeBacklog(p.service).catch(() => undefined);
+      problems.push({ name: p.name, dir: o.dir, code: err.code, message: err.message, hint: err.hint });
+    });
+    if (ws.projects.length === 0) throw noneOpened(problems);
+    return ws;
+  });
+  opened.catch(() => undefined); // handled by whoever awaits it
+  return { ws, opened };
+}
 
 /**
  * Opens one more backlog into an open workspace (the MCP server's roots, src/mcp/roots.ts), named as
@@ -150,14 +159,100 @@ async function openOne(
   const asked = resolve(b.dir);
   try {
     const dir = await backlogFolder(asked);
-    // A shared cache folder gets one subfolder per backlog, so that no two write the same index.
-    const hash = createHash('sha256').update(dir).digest('hex').slice(0, 8);
-    const cacheDir =
-      typeof cacheRoot === 'string' ? join(cacheRoot, `${projectSlug(folderName(dir))}-${hash}`) : cacheRoot;
-    return { b, dir, service: await openBacklog({ ...shared, dir, cacheDir }) };
+    return { b, dir, service: await openBacklog({ ...shared, dir, cacheDir: cacheDirOf(dir, cacheRoot) }) };
   } catch (err) {
     return { b, dir: asked, error: isBacklogError(err) ? err : unreadable(asked, err) };
   }
+}
+
+/** The names given (lower case); INVALID_INPUT for one that cannot be used or is given twice. */
+function explicitNames(backlogs: WorkspaceBacklog[]): Set<string> {
+  if (backlogs.length === 0)
+    throw new BacklogError(
+      'INVALID_INPUT',
+      'a workspace needs at least one backlog',
+      'Pass backlogs: [{ dir }].',
+      {
+        field: 'backlogs',
+      },
+    );
+  const explicit = new Set<string>();
+  for (const b of backlogs) {
+    if (b.name === undefined) continue;
+    const name = b.name.toLowerCase();
+    if (!PROJECT_NAME.test(name))
+      throw new BacklogError(
+        'INVALID_INPUT',
+        `project name "${b.name}" cannot be used`,
+        'Use letters, digits, ".", "_" and "-" (no ":" or "/": qualified ids use them), e.g. my-repo.',
+        { field: 'name' },
+      );
+    if (explicit.has(name))
+      throw new BacklogError(
+        'INVALID_INPUT',
+        `two backlogs are named "${name}"`,
+        'Give each a name of its own.',
+        {
+          field: 'name',
+        },
+      );
+    explicit.add(name);
+  }
+  return explicit;
+}
+
+/** One model for every backlog (embeddings/shared-pool.ts); each keeps its own cache and vectors. */
+function withSharedPool(shared: Omit<OpenBacklogOptions, 'dir'>): void {
+  const provider =
+    shared.embeddings ?? (process.env.BACKLOG_EMBEDDINGS as EmbeddingProvider | undefined) ?? 'auto';
+  if (provider !== 'none' && !shared.sharedEmbeddingPool)
+    shared.sharedEmbeddingPool = new SharedEmbeddingPool({ provider, transformers: shared.transformers });
+}
+
+/** Each backlog's project name (given, else its own, made unique), or its problem. */
+function named(
+  opened: Opened[],
+  explicit: Set<string>,
+): { projects: WorkspaceProject[]; problems: ProjectProblem[] } {
+  const taken = new Set(explicit);
+  const unique = (wanted: string, own: boolean) => {
+    if (own) return wanted;
+    let name = wanted;
+    for (let i = 2; taken.has(name); i++) name = `${wanted}-${i}`;
+    taken.add(name);
+    return name;
+  };
+  const projects: WorkspaceProject[] = [];
+  const problems: ProjectProblem[] = [];
+  for (const o of opened) {
+    const own = o.b.name !== undefined;
+    if ('error' in o && o.error) {
+      const name = unique(own ? o.b.name!.toLowerCase() : projectSlug(folderName(o.dir)), own);
+      problems.push({ name, dir: o.dir, code: o.error.code, message: o.error.message, hint: o.error.hint });
+      continue;
+    }
+    const service = o.service!;
+    projects.push({
+      name: unique(own ? o.b.name!.toLowerCase() : projectSlug(service.projectName), own),
+      dir: o.dir,
+      service,
+    });
+  }
+  return { projects, problems };
+}
+
+/** No backlog could be opened: the first problem, with every problem in `details.problems`. */
+function noneOpened(problems: ProjectProblem[]): BacklogError {
+  const first = problems[0];
+  return new BacklogError(first.code, first.message, first.hint, { dir: first.dir, problems });
+}
+
+/** A shared cache folder gets one subfolder per backlog, so that no two write the same index. */
+function cacheDirOf(dir: string, cacheRoot: string | false | undefined): string | false | undefined {
+  const hash = createHash('sha256').update(dir).digest('hex').slice(0, 8);
+  return typeof cacheRoot === 'string'
+    ? join(cacheRoot, `${projectSlug(folderName(dir))}-${hash}`)
+    : cacheRoot;
 }
 
 /** Stops every backlog's watcher and writes what is pending. */

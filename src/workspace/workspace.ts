@@ -30,12 +30,15 @@ import type { DiagnosticsReport } from '../service/diagnostics.js';
 import type { BacklogItem, TaskState } from '../storage/types.js';
 import { parseQualified, projectSlug, qualify } from './ids.js';
 import {
+  collapseVersions,
   mergeRanked,
   outsideStats,
   rankList,
   workspaceBound,
+  type Collapsed,
   type Ranked,
   type WorkspaceFusion,
+  type WorkspaceVersions,
 } from './merge.js';
 import type { OutsideStats } from '../search/score.js';
 import type {
@@ -66,6 +69,8 @@ export class Workspace implements WorkspaceScope {
     projects: readonly WorkspaceProject[],
     readonly problems: readonly ProjectProblem[] = [],
     readonly fusion: WorkspaceFusion = 'bound',
+    /** Versions of one document in several projects: each a result (`apart`), or one (`once`; merge.ts). */
+    readonly versions: WorkspaceVersions = 'apart',
   ) {
     this.#projects = [...projects];
     this.writes = new WorkspaceWrites(this);
@@ -258,15 +263,17 @@ export class Workspace implements WorkspaceScope {
     });
     const rankOf = (p: WorkspaceProject, res: SearchResponse, list: SearchResult[]) =>
       this.rank(all, p, list, opts, res.search_mode === 'bm25', outside.get(p));
-    const merged = mergeRanked(answers.map(([p, res]) => rankOf(p, res, res.results)));
+    const ranked = mergeRanked(answers.map(([p, res]) => rankOf(p, res, res.results)));
+    const merged = this.collapse(ranked, all);
     const page = merged.slice(opts.offset, want);
-    const total = answers.reduce((n, [, res]) => n + res.total, 0);
+    const total = answers.reduce((n, [, res]) => n + res.total, 0) - (ranked.length - merged.length);
     const strip = (r: SearchResult) => {
       if (opts.include_scores) return r;
       const { score: _s, scores: _ss, ...kept } = r;
       return kept as SearchResult;
     };
-    const shape = (x: Ranked) => this.tagResult(all[x.project], strip(x.result));
+    const shape = (x: Collapsed<SearchResult>) =>
+      this.withVersions(all, x, this.tagResult(all[x.project], strip(x.result)));
     if (opts.include_content) this.checkContent(page.map((x) => x.result));
     const modes = new Set(answers.map(([, res]) => res.search_mode));
     const response: SearchResponse = {
@@ -372,57 +379,69 @@ export class Workspace implements WorkspaceScope {
       (opts.mode === undefined && scope.every((p) => p.service.index.defaultMode() === 'bm25'));
     if (!bm25 || opts.group_by || opts.include_related) return null;
     const want = opts.offset + opts.limit;
-    const lists: Ranked<SearchHit>[][] = [];
     const locals = new Map<WorkspaceProject, Omit<SearchOptionsInput, 'query'>>();
-    let total = 0;
     const filters = filtersOf(opts);
-    try {
-      for (const p of scope) {
-        const local = this.localFilters(p, rest);
-        if (!local) continue;
-        const found = p.service.index.search({
-          query: opts.query.trim(),
-          // localFilters gives a new object only for a parent_id, already a list of this project's ids.
-          filters: local === rest ? filters : { ...filters, parent_id: local.parent_id as string[] },
-          sort: opts.sort,
-          conjunctive: opts.conjunctive,
-          matchMode: opts.match_mode,
-          limit: want,
-          offset: 0,
-          outside: outside.get(p),
-        });
-        total += found.total;
-        locals.set(p, local);
-        lists.push(this.rank(all, p, found.hits, opts, true, outside.get(p)));
+    let total = 0;
+    let merged: Collapsed<SearchHit>[] = [];
+    // Versions of one document collapsed into one place can leave the page short: look deeper while a
+    // project's list was cut.
+    for (let depth = want, cut = true; cut && merged.length < want; depth *= 2) {
+      const lists: Ranked<SearchHit>[][] = [];
+      [total, cut] = [0, false];
+      try {
+        for (const p of scope) {
+          const local = this.localFilters(p, rest);
+          if (!local) continue;
+          const found = p.service.index.search({
+            query: opts.query.trim(),
+            // localFilters gives a new object only for a parent_id, already a list of this project's ids.
+            filters: local === rest ? filters : { ...filters, parent_id: local.parent_id as string[] },
+            sort: opts.sort,
+            conjunctive: opts.conjunctive,
+            matchMode: opts.match_mode,
+            limit: depth,
+            offset: 0,
+            outside: outside.get(p),
+          });
+          total += found.total;
+          cut ||= found.total > found.hits.length;
+          locals.set(p, local);
+          lists.push(this.rank(all, p, found.hits, opts, true, outside.get(p)));
+        }
+      } catch {
+        return null;
       }
-    } catch {
-      return null;
+      const ranked = mergeRanked(lists);
+      merged = this.collapse(ranked, all);
+      total -= ranked.length - merged.length;
     }
     if (total === 0) return null;
-    const page = mergeRanked(lists).slice(opts.offset, want);
-    const spans = new Map<WorkspaceProject, { from: number; to: number }>();
+    const page = merged.slice(opts.offset, want);
+    // Each project on the page (in the order it first appears) builds the results of its hits there.
+    const onPage = new Map<WorkspaceProject, SearchHit[]>();
     for (const x of page) {
       const p = all[x.project];
-      const span = spans.get(p);
-      if (!span) spans.set(p, { from: x.rank, to: x.rank });
-      else [span.from, span.to] = [Math.min(span.from, x.rank), Math.max(span.to, x.rank)];
+      const hits = onPage.get(p);
+      if (hits) hits.push(x.result);
+      else onPage.set(p, [x.result]);
     }
-    const answers = await eachProject([...spans.keys()], (p) => {
-      const { from, to } = spans.get(p)!;
-      return p.service.searchUnified(
-        query,
-        { ...locals.get(p)!, offset: from, limit: to - from + 1, include_scores: true },
-        { outside: outside.get(p) },
-      );
+    const answers = eachProjectSync([...onPage.keys()], (p) => {
+      const local = locals.get(p)!;
+      if (local === rest) return p.service.resultsFor(opts, onPage.get(p)!);
+      // localFilters gave a new object only for a parent_id: read as the schema reads it.
+      const own = searchOptionsSchema.safeParse({ ...local, query });
+      if (!own.success) throw toBacklogError(own.error, SEARCH_KEYS);
+      return p.service.resultsFor(own.data, onPage.get(p)!);
     });
-    const built = new Map(answers.map(([p, res]) => [p, res]));
+    const built = new Map(answers.map(([p, res]) => [p, res.results]));
     const results: SearchResult[] = [];
+    const taken = new Map<WorkspaceProject, number>();
     for (const x of page) {
       const p = all[x.project];
-      const r = built.get(p)?.results[x.rank - spans.get(p)!.from];
-      if (!r) continue;
-      const { score: _s, scores: _ss, ...plain } = r;
-      results.push(this.tagResult(p, opts.include_scores ? r : (plain as SearchResult)));
+      const at = taken.get(p) ?? 0;
+      taken.set(p, at + 1);
+      const r = built.get(p)?.[at];
+      if (r) results.push(this.withVersions(all, x, this.tagResult(p, r)));
     }
     if (opts.include_content) this.checkContent(results);
     const response: SearchResponse = {
@@ -434,11 +453,49 @@ export class Workspace implements WorkspaceScope {
     };
     if (opts.offset + results.length < total) response.next_offset = opts.offset + results.length;
     const warnings = new Set<string>();
-    for (const [p, res] of answers) for (const w of res.warnings ?? []) warnings.add(`${p.name}: ${w}`);
+    for (const [p, res] of answers) for (const w of res.warnings) warnings.add(`${p.name}: ${w}`);
     for (const f of answers.failed) warnings.add(`left out, failed: ${f}`);
     if (warnings.size) response.warnings = [...warnings];
     response.took_ms = Number((performance.now() - started).toFixed(2));
     return response;
+  }
+
+  /**
+   * One document in several projects takes one place (merge.ts collapseVersions): results of the same
+   * type and title whose bodies are equal, or one the beginning of the other (a copy cut short, or the
+   * copy the other grew from), shown as the fuller one (of equal ones, the first project's).
+   */
+  private collapse<T extends { id: string }>(
+    ranked: Ranked<T>[],
+    all: readonly WorkspaceProject[],
+  ): Collapsed<T>[] {
+    if (this.versions === 'apart' || ranked.length < 2) return ranked;
+    const item = (x: Ranked<T>) => all[x.project].service.get(x.result.id);
+    return collapseVersions(
+      ranked,
+      (x) => {
+        const it = item(x);
+        return `${it.type}\u0000${it.title}`;
+      },
+      (a, b) => {
+        const [x, y] = [item(a).body.trim(), item(b).body.trim()];
+        // Two items with a title and no text are not known to be one.
+        if (!x || !y) return null;
+        if (x === y) return a.project < b.project ? 'a' : 'b';
+        if (y.startsWith(x)) return 'b';
+        return x.startsWith(y) ? 'a' : null;
+      },
+    );
+  }
+
+  /** A result standing for versions in other projects names them (`also_in`, qualified ids). */
+  private withVersions<T extends SearchResult>(
+    all: readonly WorkspaceProject[],
+    x: Collapsed<unknown>,
+    r: T,
+  ): T {
+    if (!x.also?.length) return r;
+    return { ...r, also_in: x.also.map((a) => this.idOf(all[a.project], (a.result as { id: string }).id)) };
   }
 
   /** BacklogService.list over the projects in scope, in one order. */
