@@ -267,7 +267,7 @@ async function askRunningServer(
   return got;
 }
 /** How long a one-shot search waits for a running server before answering itself. */
-const ASK_SERVER_MS = 2000;
+const ASK_SERVER_MS = 1000;
 
 export function buildProgram(): Command {
   const program = new Command('backlog-search')
