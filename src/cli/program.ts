@@ -59,6 +59,8 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
 
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
 const oneShots: BacklogService[] = [];
+/** Run when the command is done, whether it failed or not (mcp: stop reading stdin, so the process exits). */
+const atExit: (() => void)[] = [];
 
 /**
  * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
@@ -405,10 +407,21 @@ export function buildProgram(): Command {
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
     .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
-      const { closeBacklog } = await backlog();
       const readOnly = Boolean(o.readOnly);
-      const { runStdioServer } = await import('../mcp/stdio.js');
       const { dir, workspace, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+      // One backlog named by --dir or BACKLOG_DIR: `initialize` is answered from its config.yml before the
+      // MCP SDK and the service are loaded (mcp/early.ts), and the backlog opens while the SDK loads.
+      const one = !mayBeWorkspace(dir, workspace);
+      const early =
+        one && (dir !== undefined || process.env.BACKLOG_DIR)
+          ? (await import('../mcp/early.js')).answerBacklogEarly(await resolveDir([dir].flat()[0]), readOnly)
+          : undefined;
+      if (early) atExit.push(early.release);
+      await early?.ready; // the answer first: loading the rest would hold it up
+      const begun = one ? begin(cmd, 'server', o.watch !== false) : undefined;
+      begun?.catch(() => undefined); // awaited below
+      const { closeBacklog } = await backlog();
+      const { runStdioServer } = await import('../mcp/stdio.js');
       const serverOpen = {
         watch: o.watch !== false,
         embeddings: embeddings as OpenBacklogOptions['embeddings'],
@@ -432,7 +445,7 @@ export function buildProgram(): Command {
         }
       }
       // initialize and tools/list are answered while the backlog is read; other requests wait for it.
-      const { service, opened } = await begin(cmd, 'server', o.watch !== false);
+      const { service, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
       opened.then(
         () =>
           process.stderr.write(
@@ -449,6 +462,7 @@ export function buildProgram(): Command {
         await runStdioServer(roots?.ws ?? service, {
           readOnly,
           opened,
+          ...(early ? { stdio: early } : {}),
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
       } finally {
@@ -595,5 +609,7 @@ export async function main(argv = process.argv): Promise<void> {
     if (json) process.stdout.write(`${JSON.stringify({ status: 'error', error: e.toJSON() }, null, 2)}\n`);
     else process.stderr.write(`error ${e.code}: ${e.message}\nhint: ${e.hint}\n`);
     process.exitCode = e.code === 'INTERNAL' ? 1 : 2;
+  } finally {
+    for (const done of atExit.splice(0)) done();
   }
 }

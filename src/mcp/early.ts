@@ -1,0 +1,140 @@
+/**
+ * The stdio server's answer to `initialize` before the MCP SDK and the service are loaded (issue #23:
+ * `initialize` in a fraction of a second; loading them takes several times Node's own start). The
+ * answer is the SDK's own: the same server info, capabilities and instructions (instructions.ts), the
+ * protocol version negotiated as the SDK negotiates it. Everything the client sends still goes to the SDK
+ * once it is connected, `initialize` included (it records the client's capabilities there); its answer
+ * to a request answered here is not sent again. When the two answers differ, stderr says so (a test
+ * checks they do not). A request that is not the first message, or a protocol version not listed here,
+ * is left to the SDK.
+ */
+import { stat } from 'node:fs/promises';
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import { describeBacklog } from '../service/describe-backlog.js';
+import { SERVER_INFO, instructionsOf } from './instructions.js';
+
+/** The SDK's SUPPORTED_PROTOCOL_VERSIONS (test/mcp-stdio.test.ts checks the copy); the first is its latest. */
+export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+
+/** What a server of one backlog (no roots) announces; the SDK's answer is checked against it. */
+export const CAPABILITIES = { tools: { listChanged: true }, resources: { listChanged: true } };
+
+export interface EarlyStdio {
+  /** For the SDK's transport: what the client sent, from its first byte. */
+  stdin: Readable;
+  /** For the SDK's transport: stdout, less its answer to an `initialize` already answered here. */
+  stdout: Writable;
+  /** Stops reading stdin (after the transport closed), so that the process can exit. */
+  release(): void;
+  /** Settles when the answer is known (it is sent when the request has come). */
+  ready: Promise<unknown>;
+}
+
+type Id = string | number;
+
+/**
+ * `backlog-search mcp --dir <dir>`: answers `initialize` with the instructions made from the folder's
+ * config.yml (as createMcpServer makes them before the items are read). A folder that is not there is
+ * left to the open, which reports it.
+ */
+export function answerBacklogEarly(dir: string, readOnly: boolean): EarlyStdio {
+  const instructions = stat(dir).then(async (st) => {
+    if (!st.isDirectory()) return undefined;
+    const described = await describeBacklog(dir);
+    const backlogs = { multi: false, projects: [{ name: '', service: described }] };
+    return instructionsOf(backlogs, readOnly || described.isDemo, false);
+  });
+  return answerInitializeEarly(instructions.catch(() => undefined));
+}
+
+/**
+ * Starts reading stdin now; when the first message is `initialize`, answers it as soon as `instructions`
+ * resolves (undefined: leaves it to the SDK), unless the SDK answered first.
+ */
+export function answerInitializeEarly(instructions: Promise<string | undefined>): EarlyStdio {
+  const stdin = new PassThrough();
+  process.stdin.pipe(stdin);
+  let early: { id: Id; result: string } | undefined;
+  // The id of the initialize request while its answer is owed, by this module or by the SDK.
+  let pending: Id | undefined;
+  let sdkAnswered = false;
+
+  let line = '';
+  const sniff = (chunk: Buffer) => {
+    line += chunk.toString('utf8');
+    const end = line.indexOf('\n');
+    if (end < 0 && line.length < 1 << 16) return;
+    process.stdin.off('data', sniff);
+    const request = parse(end < 0 ? '' : line.slice(0, end));
+    line = '';
+    if (request?.method !== 'initialize' || request.id === undefined) return;
+    const asked = request.params?.protocolVersion;
+    const version = PROTOCOL_VERSIONS.includes(asked as string) ? (asked as string) : undefined;
+    if (version === undefined) return;
+    const id = request.id;
+    pending = id;
+    void instructions.then(
+      (text) => {
+        if (text === undefined || sdkAnswered) return;
+        const result = JSON.stringify({
+          protocolVersion: version,
+          capabilities: CAPABILITIES,
+          serverInfo: SERVER_INFO,
+          instructions: text,
+        });
+        early = { id, result };
+        process.stdout.write(`{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(id)}}\n`);
+      },
+      () => undefined, // the open reports it
+    );
+  };
+  process.stdin.on('data', sniff);
+
+  const stdout = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      if (pending !== undefined) {
+        const message = parse(chunk.toString());
+        if (message && message.id === pending && ('result' in message || 'error' in message)) {
+          pending = undefined;
+          sdkAnswered = true;
+          if (early) {
+            if (JSON.stringify(message.result) !== early.result)
+              process.stderr.write(
+                `backlog-search: the early initialize answer differs from the MCP SDK's: ${early.result} / ${JSON.stringify(message.result)}\n`,
+              );
+            return done();
+          }
+        }
+      }
+      process.stdout.write(chunk, (err) => done(err ?? undefined));
+    },
+  });
+
+  return {
+    stdin,
+    stdout,
+    ready: instructions.catch(() => undefined),
+    release() {
+      process.stdin.off('data', sniff);
+      process.stdin.unpipe(stdin);
+      process.stdin.pause();
+    },
+  };
+}
+
+interface Message {
+  id?: Id;
+  method?: string;
+  params?: { protocolVersion?: unknown };
+  result?: unknown;
+  error?: unknown;
+}
+
+function parse(text: string): Message | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Message) : undefined;
+  } catch {
+    return undefined;
+  }
+}
