@@ -3,7 +3,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BacklogService } from '../src/service/backlog-service.js';
@@ -143,11 +143,41 @@ describe('MCP over stdio: initialize answered before the SDK loads (mcp/early.ts
       await vi.waitFor(() => expect(mcp.messages.map((m) => m.id)).toEqual([1, 2, 3]), { timeout: 30_000 });
       expect((mcp.messages[2].result as { isError?: boolean }).isError).toBeFalsy();
       expect(mcp.stderr()).not.toContain('differs');
+      await mcp.close();
+
+      // The next start answers from .cache/initialize.json, the same answer.
+      const kept = join(dir, '.cache', 'initialize.json');
+      expect(JSON.parse(await readFile(kept, 'utf8')).instructions).toBe(
+        (mcp.messages[0].result as { instructions: string }).instructions,
+      );
+      const again = spawnMcp(dir);
+      again.send(initialize('2025-06-18'));
+      again.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      again.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      await vi.waitFor(() => expect(again.messages.map((m) => m.id)).toEqual([1, 2]), { timeout: 30_000 });
+      expect(again.messages[0]).toEqual(mcp.messages[0]);
+      expect(again.stderr()).not.toContain('differs');
+      await again.close();
+
+      // A kept text that config.yml no longer gives (another build of the same version) is said on stderr
+      // and dropped once the storage modules are loaded, so the next start makes it anew.
+      const wrong = JSON.parse(await readFile(kept, 'utf8')) as { instructions: string };
+      await writeFile(kept, JSON.stringify({ ...wrong, instructions: 'stale' }));
+      const stale = spawnMcp(dir);
+      stale.send(initialize('2025-06-18'));
+      stale.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      stale.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      await vi.waitFor(() => expect(stale.messages.map((m) => m.id)).toEqual([1, 2]), { timeout: 30_000 });
+      expect((stale.messages[0].result as { instructions: string }).instructions).toBe('stale');
+      await vi.waitFor(() => expect(stale.stderr()).toContain('out of date'), { timeout: 30_000 });
+      expect(await readFile(kept, 'utf8').catch(() => 'gone')).toBe('gone');
+      expect(stale.stderr()).not.toContain('differs');
+      await stale.close();
     } finally {
       await mcp.close();
       await cleanup();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('leaves a protocol version it does not list to the SDK, and ends when stdin ends', async () => {
     const { dir, cleanup } = await tempBacklog();

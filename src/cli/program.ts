@@ -417,7 +417,7 @@ export function buildProgram(): Command {
           ? (await import('../mcp/early.js')).answerBacklogEarly(await resolveDir([dir].flat()[0]), readOnly)
           : undefined;
       if (early) atExit.push(early.release);
-      await early?.ready; // the answer first: loading the rest would hold it up
+      const instructions = await early?.ready; // the answer first: loading the rest would hold it up
       const begun = one ? begin(cmd, 'server', o.watch !== false) : undefined;
       begun?.catch(() => undefined); // awaited below
       const { closeBacklog } = await backlog();
@@ -462,10 +462,12 @@ export function buildProgram(): Command {
         await runStdioServer(roots?.ws ?? service, {
           readOnly,
           opened,
-          ...(early ? { stdio: early } : {}),
+          ...(early ? { stdio: early, instructions } : {}),
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
       } finally {
+        // A client gone while the backlog is read: the open ends first (it starts the watcher).
+        await opened.catch(() => undefined);
         await (roots ? roots.close() : closeBacklog(service));
       }
     });

@@ -8,9 +8,10 @@
  * checks they do not). A request that is not the first message, or a protocol version not listed here,
  * is left to the SDK.
  */
-import { stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough, Writable, type Readable } from 'node:stream';
-import { describeBacklog } from '../service/describe-backlog.js';
+import { VERSION } from '../version.js';
 import { SERVER_INFO, instructionsOf } from './instructions.js';
 
 /** The SDK's SUPPORTED_PROTOCOL_VERSIONS (test/mcp-stdio.test.ts checks the copy); the first is its latest. */
@@ -26,25 +27,98 @@ export interface EarlyStdio {
   stdout: Writable;
   /** Stops reading stdin (after the transport closed), so that the process can exit. */
   release(): void;
-  /** Settles when the answer is known (it is sent when the request has come). */
-  ready: Promise<unknown>;
+  /**
+   * The instructions answered (undefined: none, the SDK answers), when known; the server is made with
+   * them, so that its own answer, which is not sent, is the same.
+   */
+  ready: Promise<string | undefined>;
 }
 
 type Id = string | number;
 
 /**
  * `backlog-search mcp --dir <dir>`: answers `initialize` with the instructions made from the folder's
- * config.yml (as createMcpServer makes them before the items are read). A folder that is not there is
- * left to the open, which reports it.
+ * config.yml (as createMcpServer makes them before the items are read). Reading config.yml loads the
+ * storage modules (yaml, zod: about half of the time to this answer), so the text is kept in
+ * `.cache/initialize.json` under a key of what it is made of (the version, the folder, config.yml's
+ * size and time, the folder's entries), and the next start answers from it. A folder that is not there
+ * is left to the open, which reports it.
  */
 export function answerBacklogEarly(dir: string, readOnly: boolean): EarlyStdio {
+  // The demo is inside the installed package, and a cache elsewhere is the service's to place: no file then.
+  const file = process.env.BACKLOG_CACHE_DIR ? undefined : join(dir, '.cache', 'initialize.json');
+  const make = async () => {
+    const described = await (await import('../service/describe-backlog.js')).describeBacklog(dir);
+    const backlogs = { multi: false, projects: [{ name: '', service: described }] };
+    return { text: instructionsOf(backlogs, readOnly || described.isDemo, false), demo: described.isDemo };
+  };
   const instructions = stat(dir).then(async (st) => {
     if (!st.isDirectory()) return undefined;
-    const described = await describeBacklog(dir);
-    const backlogs = { multi: false, projects: [{ name: '', service: described }] };
-    return instructionsOf(backlogs, readOnly || described.isDemo, false);
+    const key = await keyOf(dir, readOnly);
+    const kept = file ? await readKept(file) : undefined;
+    if (kept?.key === key) {
+      // Checked once the storage modules are loaded anyway (the open loads them): a text made by another
+      // build of the same version is said on stderr and dropped, so the next start makes it anew.
+      void make().then(
+        ({ text }) => {
+          if (text === kept.instructions) return;
+          process.stderr.write(
+            'backlog-search: .cache/initialize.json was out of date; made anew at the next start\n',
+          );
+          return rm(file!, { force: true });
+        },
+        () => undefined,
+      );
+      return kept.instructions;
+    }
+    const { text, demo } = await make();
+    if (file && !demo) void keep(file, { key, instructions: text });
+    return text;
   });
   return answerInitializeEarly(instructions.catch(() => undefined));
+}
+
+interface Kept {
+  key: string;
+  instructions: string;
+}
+
+/** What the instructions are made of, as detectFormat reads it: config.yml, else the folders' layout. */
+async function keyOf(dir: string, readOnly: boolean): Promise<string> {
+  const [config, entries, tasks] = await Promise.all([
+    stat(join(dir, 'config.yml')).catch(() => null),
+    readdir(dir).catch(() => []),
+    stat(join(dir, 'tasks')).catch(() => null),
+  ]);
+  return JSON.stringify([
+    VERSION,
+    dir,
+    readOnly,
+    config && [config.size, config.mtimeMs],
+    entries.filter((name) => !name.startsWith('.')).sort(),
+    tasks?.mtimeMs ?? null,
+  ]);
+}
+
+async function readKept(file: string): Promise<Kept | undefined> {
+  try {
+    const kept = JSON.parse(await readFile(file, 'utf8')) as Partial<Kept>;
+    return typeof kept.key === 'string' && typeof kept.instructions === 'string' ? (kept as Kept) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Written whole or not at all (a temporary file renamed); a failure only means no shortcut next time. */
+async function keep(file: string, kept: Kept): Promise<void> {
+  try {
+    await mkdir(join(file, '..'), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(kept));
+    await rename(tmp, file);
+  } catch {
+    // A read-only folder: answered from config.yml each time.
+  }
 }
 
 /**
@@ -113,7 +187,7 @@ export function answerInitializeEarly(instructions: Promise<string | undefined>)
   return {
     stdin,
     stdout,
-    ready: instructions.catch(() => undefined),
+    ready: instructions,
     release() {
       process.stdin.off('data', sniff);
       process.stdin.unpipe(stdin);

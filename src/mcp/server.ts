@@ -53,6 +53,8 @@ export interface McpServerOptions {
   roots?: boolean;
   /** Warnings to end the next tool answer with (said once each), e.g. a root without a backlog. */
   warnings?: () => string[];
+  /** The instructions, when they were already given (mcp/early.ts answered `initialize`). */
+  instructions?: string;
 }
 
 /**
@@ -122,7 +124,7 @@ export function createMcpServer(
     ];
     return lines.length ? lines.join('\n') : undefined;
   };
-  const text = instructionsOf(ws, readOnly, false);
+  const text = options.instructions ?? instructionsOf(ws, readOnly, false);
   const server = new McpServer(SERVER_INFO, {
     instructions: text,
     ...(roots ? { capabilities: { logging: {} } } : {}),

@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -34,7 +34,10 @@ export async function runStdioServer(
   options: StdioOptions = {},
 ): Promise<void> {
   const server = createMcpServer(target, options);
-  const transport = new StdioServerTransport(options.stdio?.stdin, options.stdio?.stdout);
+  // Streams given (early.ts) already hold messages: they reach the transport once it is wired up below,
+  // so that what needs the backlog is held and the end of input is seen.
+  const input = options.stdio ? new PassThrough() : process.stdin;
+  const transport = new StdioServerTransport(input, options.stdio?.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
@@ -48,9 +51,10 @@ export async function runStdioServer(
     });
   }
   const stop = () => void server.close();
-  process.stdin.once('end', stop);
+  input.once('end', stop);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  options.stdio?.stdin.pipe(input);
   await closed;
   if (failed) throw failed.error;
 }
