@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Tests that exercise embeddings ask for a provider themselves; the rest stay lexical and light.
-    env: { BACKLOG_EMBEDDINGS: 'none' },
+    // A CLI search never asks a `serve` another test started (test/ask-server.test.ts turns it on).
+    env: { BACKLOG_EMBEDDINGS: 'none', BACKLOG_NO_SERVER: '1' },
   },
 });

@@ -2,7 +2,9 @@
  * Whole processes, as agents meet the project (issue #23): one CLI call per question, and an MCP stdio
  * server started per session. Each case is a fresh `node <the package's bin> ...` (dist/bin/backlog-search.js,
  * the bundled CLI; an older build's may be dist/cli/main.js) on a copy of the
- * Backlog.md folder whose `.cache/` is written; `node -e 0` runs in the same rounds as the baseline.
+ * Backlog.md folder whose `.cache/` is written; `node -e 0` runs in the same rounds as the baseline. One
+ * case searches another copy that this build's `serve` (lexical, not watching) is serving meanwhile: the
+ * one-shot asks it (src/http/discovery.ts).
  * One untimed warm-up round, then `--runs` rounds (default 7), the cases taking turns within a round so
  * that a burst of load on a shared machine lands on all of them. Medians of wall time (spawn to exit) and
  * of peak RSS (`/usr/bin/time`, when present; MCP: the server's VmHWM).
@@ -21,7 +23,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -124,6 +126,25 @@ interface Case {
   target?: string;
   /** --smoke fails over this many times `node -e 0` (MCP: the first backlog_search). */
   smoke?: number;
+  /** Not run with --base's build (a case of this build's only). */
+  thisBuildOnly?: boolean;
+}
+
+/** `serve` of `dir` (lexical, not watching) until SIGTERM; resolves once it is serving. */
+function startServe(main: string, dir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [main, '--dir', dir, '--embeddings', 'none', 'serve', '--port', '0', '--no-watch'],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return new Promise((ready, fail) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('serving')) ready(child);
+    });
+    child.once('exit', (code) => fail(new Error(`serve exited ${code}: ${err}`)));
+  });
 }
 
 const median = (xs: number[]) => {
@@ -154,6 +175,10 @@ async function main(): Promise<void> {
   // Writes .cache/index.bin (a first start reads every file).
   for (const main of baseCli ? [CLI, baseCli] : [CLI])
     await cli('--dir', dir, '--embeddings', 'none', 'list', '-n', '1')(main);
+  // A copy served by this build's `serve`: a one-shot search there asks the server (issue #23 item 4).
+  const servedDir = join(base, 'backlog-served');
+  await cp(SOURCE, servedDir, { recursive: true });
+  const server = await startServe(CLI, servedDir, env);
 
   const cases: Case[] = [
     { name: '`node -e 0` (baseline)', run: () => runProcess([process.execPath, '-e', '0'], env) },
@@ -180,6 +205,13 @@ async function main(): Promise<void> {
           },
         ]
       : []),
+    {
+      name: '`search --embeddings none`, a `serve` of the folder running',
+      run: cli('--dir', servedDir, '--embeddings', 'none', 'search', QUERY),
+      target: '<= 0.30 s',
+      smoke: 10,
+      thisBuildOnly: true,
+    },
     { name: '`get BACK-72`', run: cli('--dir', dir, 'get', 'BACK-72'), target: '<= 0.30 s', smoke: 25 },
     { name: '`list -n 20`', run: cli('--dir', dir, 'list', '-n', '20'), target: '<= 0.30 s', smoke: 25 },
     { name: '`diagnostics`', run: cli('--dir', dir, 'diagnostics') },
@@ -199,6 +231,7 @@ async function main(): Promise<void> {
   const runsOf = new Map<Case, string>(cases.map((c) => [c, CLI]));
   if (baseCli)
     for (const c of cases.slice(1).reverse()) {
+      if (c.thisBuildOnly) continue;
       const twin: Case = { name: `${c.name} (base)`, run: c.run }; // no smoke bound: the base is not checked
       runsOf.set(twin, baseCli);
       cases.splice(cases.indexOf(c) + 1, 0, twin);
@@ -211,6 +244,8 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`round ${round}/${runs}\n`);
   }
+  server.kill('SIGTERM');
+  await new Promise((done) => server.once('exit', done));
   await rm(base, { recursive: true, force: true });
 
   const baseline = median(samples.get(cases[0])!.map((s) => s.ms));

@@ -7,7 +7,9 @@
  * dist/bin/ is as deep as dist/cli/, so paths made from `import.meta.url` (the demo backlog, the
  * viewer's files) still point to the same places. Two modules are adjusted: version.js (its
  * package.json is one level up from dist/, not from dist/bin/) gets the version as a literal, and the
- * embedding worker is started from dist/embeddings/worker.js (it runs in a thread of its own).
+ * embedding worker is started from dist/embeddings/worker.js (it runs in a thread of its own). js-yaml's
+ * `!!js/function` type is replaced by one that never matches (it would load esprima), and zod's locales
+ * by English alone.
  * Left out, loaded from node_modules as before: the embedding runtimes (native code, model files found
  * next to their package) and eld (its file is located through the module paths).
  *
@@ -31,6 +33,19 @@ const relocate = {
   setup(b) {
     b.onLoad({ filter: /[\\/]dist[\\/]version\.js$/ }, () => ({
       contents: `export const VERSION = ${JSON.stringify(version)};\n`,
+      loader: 'js',
+    }));
+    // js-yaml 3 (gray-matter's) loads esprima, 30 ms of a start, for a `!!js/function` tag that must never
+    // run anyway: front matter is parsed by our own safe engine, and js-yaml only writes it.
+    b.onLoad({ filter: /[\\/]js-yaml[\\/]lib[\\/]js-yaml[\\/]type[\\/]js[\\/]function\.js$/ }, () => ({
+      contents:
+        "var Type = require('../../type');\nmodule.exports = new Type('tag:yaml.org,2002:js/function', { kind: 'scalar', resolve: function () { return false; } });\n",
+      loader: 'js',
+    }));
+    // zod's 40 locales (600 KB of the 750 KB zod brings) are kept by its namespace export though only
+    // English (zod's default, set from en.js directly) is ever used: each start would parse them.
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";\n',
       loader: 'js',
     }));
     b.onLoad({ filter: /[\\/]dist[\\/]embeddings[\\/]pool-slots\.js$/ }, ({ path }) => {

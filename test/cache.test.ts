@@ -3,11 +3,16 @@ import { mkdir, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
 import { search as oramaSearch } from '@orama/orama';
-import { createHash } from 'node:crypto';
-import { decode, encode } from '@msgpack/msgpack';
+import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
+import {
+  cacheKeyPath,
+  readIndexCache,
+  serviceCacheVersion,
+  writeIndexCache,
+} from '../src/service/index-cache.js';
+import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { tempBacklog } from './helpers.js';
 
@@ -106,7 +111,7 @@ describe('persisted index', () => {
     );
     if (!('snapshot' in read)) throw new Error(read.reason);
     // The index as format 2 laid out the BM25F fields: postings with word positions, no format mark.
-    const raw = decode(read.snapshot.index) as { index: { bm25f: { fieldNames: string[] } } };
+    const raw = unpack(read.snapshot.index) as { index: { bm25f: { fieldNames: string[] } } };
     raw.index.bm25f = {
       fieldNames: raw.index.bm25f.fieldNames,
       fields: raw.index.bm25f.fieldNames.map(() => ({
@@ -117,7 +122,7 @@ describe('persisted index', () => {
         lengths: [1],
       })),
     } as never;
-    const oldIndex = encode(raw);
+    const oldIndex = pack(raw);
     const formerVersion = createHash('sha1')
       .update(JSON.stringify({ format: 2, parts: { settings } }))
       .digest('hex');
@@ -148,6 +153,43 @@ describe('persisted index', () => {
     for (const q of QUERIES) expect(await ids(misversioned, q)).toEqual(await ids(cold, q));
     // Rewritten in the current format: the next start uses it.
     expect((await open()).cacheStatus().used).toBe(true);
+  });
+
+  it('a signed cache whose sections do not add up is refused and rebuilt, never read past its end', async () => {
+    const cold = await open();
+    const version = serviceCacheVersion(
+      new OramaSearchService().settings,
+      DEFAULT_LIMITS.maxWordsPerFile,
+      'native',
+    );
+    const good = await readFile(cacheFile());
+    const key = await readFile(cacheKeyPath());
+    // Signed with this user's key, as a bug (not an attacker, who has no key) could write it.
+    const resigned = (body: Buffer) =>
+      Buffer.concat([good.subarray(0, 8), createHmac('sha256', key).update(body).digest(), body]);
+    const body = good.subarray(40);
+    const headerLength = body.readUInt32LE(0);
+    const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
+      sections: [string, number][];
+    };
+    header.sections[1][1] += 1_000_000;
+    const json = Buffer.from(JSON.stringify(header));
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(json.length);
+    const bad = [
+      Buffer.concat([length, json, body.subarray(4 + headerLength)]),
+      body.subarray(0, body.length - 1),
+      Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0x7f]), body.subarray(4)]),
+    ];
+    for (const tampered of bad) {
+      await writeFile(cacheFile(), resigned(tampered));
+      expect(await readIndexCache(cacheFile(), version)).toMatchObject({
+        reason: expect.stringMatching(/unreadable/),
+      });
+      const rebuilt = await open();
+      expect(rebuilt.cacheStatus().used).toBe(false);
+      for (const q of QUERIES) expect(await ids(rebuilt, q)).toEqual(await ids(cold, q));
+    }
   });
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {

@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
@@ -208,6 +209,68 @@ async function print(
   process.stdout.write(`${text(styleFor(process.stdout, process.env, flag !== false))}\n`);
 }
 
+type SearchRequest = Parameters<BacklogService['searchUnified']>[1];
+
+/** The search answered by this process: the backlog (or workspace) opened from its cache. */
+async function searchHere(
+  cmd: Command,
+  query: string,
+  request: SearchRequest,
+  o: { project?: string },
+): Promise<Awaited<ReturnType<BacklogService['searchUnified']>>> {
+  const service = await openMany(cmd);
+  // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
+  for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
+    await s.semanticReady();
+  return service.searchUnified(query, { ...request, ...(await projectOption(service, o)) });
+}
+
+/** The list made by this process. */
+async function listHere(
+  cmd: Command,
+  request: Record<string, unknown>,
+  o: { project?: string },
+): Promise<ReturnType<BacklogService['list']>> {
+  const service = await openMany(cmd);
+  return service.list({ ...request, ...(await projectOption(service, o)) }) as ReturnType<
+    BacklogService['list']
+  >;
+}
+
+/**
+ * The answer of a `serve` of the same backlog, when one is running (src/http/discovery.ts): the same
+ * `searchUnified` (`GET /search`) or `list` (`GET /tasks`) over HTTP, without reading the index or
+ * loading a model here. One backlog only, the same version (and for a search the same embedding
+ * provider); anything else, or any failure, and the command answers itself.
+ */
+async function askRunningServer(
+  cmd: Command,
+  route: '/search' | '/tasks',
+  request: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
+  const { dir, embeddings, workspace, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+  if (process.env.BACKLOG_NO_SERVER || workspace || memoryBudget !== undefined) return undefined;
+  if (Array.isArray(dir) && dir.length > 1) return undefined;
+  const explicit = [dir ?? []].flat()[0];
+  if (explicit?.includes('=') && !existsSync(explicit)) return undefined; // NAME=PATH: a workspace
+  const asked = explicit ?? process.env.BACKLOG_DIR ?? 'backlog';
+  const { findServer, getJson } = await import('../http/discovery.js');
+  const provider = embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto';
+  const server = findServer(resolve(asked), VERSION, route === '/search' ? provider : undefined);
+  if (!server) return undefined;
+  const params = new URLSearchParams();
+  if (server.project) params.set('project', server.project);
+  for (const [key, value] of Object.entries(request))
+    if (value !== undefined) params.set(key, Array.isArray(value) ? value.join(',') : String(value));
+  const got = await getJson(`${server.url}${route}?${params}`, server.token, ASK_SERVER_MS);
+  // An error the server found in the request is the same error here: this process reports it.
+  if (!got || got.status !== 'ok') return undefined;
+  delete got.status;
+  return got;
+}
+/** How long a one-shot search waits for a running server before answering itself. */
+const ASK_SERVER_MS = 2000;
+
 export function buildProgram(): Command {
   const program = new Command('backlog-search')
     .description('Search a backlog of markdown tasks, epics and documents.')
@@ -253,25 +316,29 @@ export function buildProgram(): Command {
     .option('--content', 'include full content')
     .option('--scores', 'include scores')
     .option('--json', 'print JSON')
+    .option('--no-server', 'answer here even when a `serve` of this backlog is running')
     .action(async (words: string[], o, cmd: Command) => {
-      const service = await openMany(cmd);
-      // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
-      for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
-        await s.semanticReady();
-      const res = await service.searchUnified(words.join(' '), {
+      const request = {
         ...filtersFrom(o),
-        ...(await projectOption(service, o)),
         sort: o.sort,
         limit: o.limit,
         offset: o.offset,
         conjunctive: Boolean(o.allWords),
-        match_mode: o.raw ? 'raw' : 'simple',
+        match_mode: o.raw ? ('raw' as const) : ('simple' as const),
         include_related: o.related !== undefined,
         max_hops: typeof o.related === 'string' ? o.related : undefined,
         group_by: o.groupBy,
         include_content: Boolean(o.content),
         include_scores: Boolean(o.scores),
-      });
+      };
+      const query = words.join(' ');
+      const remote =
+        o.server !== false && !o.project
+          ? await askRunningServer(cmd, '/search', { query, ...request })
+          : undefined;
+      const res =
+        (remote as Awaited<ReturnType<BacklogService['searchUnified']>> | undefined) ??
+        (await searchHere(cmd, query, request, o));
       const { formatSearch } = await formats();
       const flags = await filterFlags(o);
       await print(o.json, res, (style) => formatSearch(res, style, flags, Number(o.offset)), cmd);
@@ -311,15 +378,13 @@ export function buildProgram(): Command {
     .option('-n, --limit <n>', 'items per page (1-1000)', '50')
     .option('--offset <n>', 'skip this many items', '0')
     .option('--json', 'print JSON')
+    .option('--no-server', 'answer here even when a `serve` of this backlog is running')
     .action(async (o, cmd: Command) => {
-      const service = await openMany(cmd);
-      const res = service.list({
-        ...filtersFrom(o),
-        ...(await projectOption(service, o)),
-        sort: o.sort,
-        limit: o.limit,
-        offset: o.offset,
-      });
+      const request = { ...filtersFrom(o), sort: o.sort, limit: o.limit, offset: o.offset };
+      const remote =
+        o.server !== false && !o.project ? await askRunningServer(cmd, '/tasks', request) : undefined;
+      const res =
+        (remote as ReturnType<BacklogService['list']> | undefined) ?? (await listHere(cmd, request, o));
       const { formatList } = await formats();
       const flags = await filterFlags(o);
       await print(o.json, res, (style) => formatList(res, style, flags, Number(o.offset)), cmd);
@@ -540,6 +605,24 @@ export function buildProgram(): Command {
           );
         throw err;
       });
+      // One-shot searches of these folders ask this server (src/http/discovery.ts); loopback only.
+      const { registerServer } = await import('../http/discovery.js');
+      const { embeddings } = cmd.optsWithGlobals<GlobalOptions>();
+      const unregister = ['127.0.0.1', 'localhost', '::1', '0.0.0.0'].includes(o.host)
+        ? registerServer(
+            ws
+              ? ws.projects.map((p) => ({ dir: p.dir, project: p.name }))
+              : [{ dir: (service as BacklogService).dir }],
+            {
+              port: running.port,
+              host: o.host,
+              token,
+              version: VERSION,
+              embeddings: embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto',
+            },
+          )
+        : () => undefined;
+      process.once('exit', unregister);
       const { findViewerDir } = await import('../http/viewer.js');
       process.stderr.write(
         `backlog-search: serving ${ws ? ws.projects.map((p) => `${p.name} (${p.dir})`).join(', ') : (service as BacklogService).dir} (${service.size} items${o.watch !== false ? ', watching for changes' : ''}) at ${running.url}\n` +
@@ -557,6 +640,7 @@ export function buildProgram(): Command {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      unregister();
       await running.close();
       await close();
     });

@@ -29,7 +29,12 @@ export function terminalSafe(text: string, keepLines = false): string {
   return text.replace(keepLines ? /(?![\n\t])\p{Cc}/gu : /\p{Cc}/gu, ' ');
 }
 
-const words = new Intl.Segmenter('en', { granularity: 'word' });
+let wordSegmenter: Intl.Segmenter | undefined;
+/** Made on first use (~10 ms of a start that prints no highlight). */
+const words = {
+  segment: (text: string) =>
+    (wordSegmenter ??= new Intl.Segmenter('en', { granularity: 'word' })).segment(text),
+};
 /** Scripts written without spaces: a word there is what the segmenter says, never cut to a prefix. */
 const UNSPACED = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}]/u;
 const fold = (w: string) => w.toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');

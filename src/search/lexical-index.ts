@@ -1,5 +1,4 @@
 import { create, insert, remove, count, getByID, load, save, type AnyOrama } from '@orama/orama';
-import { decode, encode } from '@msgpack/msgpack';
 import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
@@ -14,7 +13,7 @@ import { phraseDocs, rewardProximity } from './phrase.js';
 import { idf } from './bm25.js';
 import { Background } from './background.js';
 import { grownUint8 } from './typed-arrays.js';
-import { IdRouter } from './id-routing.js';
+import { IdRouter, type RoutableDocument } from './id-routing.js';
 import { SCHEMA, toIndexed, type IndexedDocument } from './indexed-document.js';
 import { indexVocabulary } from './vocabulary.js';
 import { correctWords, type Correction, type SuggestVocabulary } from './suggest.js';
@@ -28,6 +27,7 @@ import type { OutsideStats, QueryTermGroup } from './score.js';
 import { TextAnalyzer, type Language, type TokenizerSettings } from './tokenizer.js';
 import { statusKey } from '../storage/ids.js';
 import { languageSample, type LanguagePlanState } from './language-mix.js';
+import { pack, unpack } from './packed.js';
 import {
   TEXT_FIELDS,
   type SearchDocument,
@@ -149,26 +149,27 @@ export class LexicalIndex {
   }
 
   /**
-   * The index as bytes: the msgpack of Orama's `save()`, the bytes @orama/plugin-data-persistence's
-   * `binary` format writes as hex text (encoded here directly, without the hex round trip), with our
-   * BM25F fields (typed arrays as binary) inside the saved index component.
+   * The index as bytes: Orama's `save()` (what @orama/plugin-data-persistence's formats write) with our
+   * BM25F fields (typed arrays as binary) inside the saved index component, packed (packed.ts: read by
+   * the native JSON.parse, where the plugin's msgpack decoder ran cold in a one-shot command).
    */
   async serialize(): Promise<Uint8Array> {
     await this.languagesSettled();
     const saved = (await save(this.db)) as unknown as Record<string, unknown>;
-    return encode({ ...saved, languagePlan: this.analyzer.languages.state() });
+    return pack({ ...saved, languagePlan: this.analyzer.languages.state() });
   }
 
   /**
-   * Loads bytes from `serialize()` into a database made by our own `create()`. The plugin's
+   * Loads bytes from `serialize()` into a database made by our own `create()`; `routable`: the
+   * documents' ids, paths and titles for id routing (else the saved ids and paths). The plugin's
    * `restore()` builds a database with Orama's default components, which would drop our tokenizer
    * and BM25F index (Orama issues #640, #934), so only its format is used here.
    */
-  restore(bytes: Uint8Array): void {
+  restore(bytes: Uint8Array, routable?: readonly RoutableDocument[]): void {
     this.pending = null;
     this.pendingDocs = null;
     this.reset();
-    const raw = decode(bytes) as { languagePlan?: LanguagePlanState };
+    const raw = unpack(bytes) as { languagePlan?: LanguagePlanState };
     load(this.db, raw as never);
     // A server decodes the vocabulary trees in the background (orama-components.ts): the open does not
     // wait for them, and only a query that walks one before then (prefix, typos) decodes it itself.
@@ -177,10 +178,12 @@ export class LexicalIndex {
     languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
     for (const [internal, doc] of Object.entries(all)) {
-      this.router.add({ id: doc.id, path: doc.path });
+      if (!routable) this.router.add({ id: doc.id, path: doc.path });
       languages.count(doc.lang, 1);
       this.markArchived(Number(internal), doc.state === 'archived');
     }
+    // The caller's documents name themselves by their titles too (`ADR 0116: ...`): routed once, in order.
+    for (const doc of routable ?? []) this.router.add(doc);
     this.fillAdjacency();
   }
 

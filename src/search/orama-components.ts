@@ -14,11 +14,11 @@
 import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
 import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
 import { radix } from '@orama/orama/trees';
-import { decode, encode } from '@msgpack/msgpack';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type OutsideStats, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
+import { pack, unpack } from './packed.js';
 
 const defaultIndex = oramaIndex.createIndex();
 
@@ -30,7 +30,7 @@ export const FIELD_INDEX_FORMAT = 2;
 type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
 
 /**
- * A text field's radix tree as the cache holds it (the msgpack of its `toJSON()`), decoded on first use:
+ * A text field's radix tree as the cache holds it (its `toJSON()`, packed), decoded on first use:
  * decoding the trees was most of a restore's time, and a query whose words are all in the index walks
  * only the small tags and author trees (prefix and typo expansion walk the others).
  */
@@ -48,7 +48,7 @@ export function fieldTree(store: OramaIndexStore, prop: string): radix.RadixTree
   if (entry.node instanceof SavedTree) {
     let tree: radix.RadixTree;
     try {
-      tree = radix.RadixTree.fromJSON(decode(entry.node.bytes) as never);
+      tree = radix.RadixTree.fromJSON(unpack(entry.node.bytes) as never);
     } catch {
       const s = (store as Bm25fIndexStore).bm25f;
       tree = new radix.RadixTree();
@@ -284,7 +284,7 @@ export function createBm25fIndex(
       >;
       for (const prop of textFields) {
         const { node, isArray } = store.indexes[prop] as { node: unknown; isArray: boolean };
-        const bytes = node instanceof SavedTree ? node.bytes : encode((node as radix.RadixTree).toJSON());
+        const bytes = node instanceof SavedTree ? node.bytes : pack((node as radix.RadixTree).toJSON());
         (saved.indexes as Record<string, unknown>)[prop] = { type: 'SavedRadix', node: bytes, isArray };
       }
       // Orama's frequency tables are unused by BM25F and would double the file.

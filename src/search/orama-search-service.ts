@@ -93,7 +93,8 @@ export interface OramaSearchServiceOptions {
 /** A restore put off until something reads the index (see restoreLater). */
 interface PendingRestore {
   bytes: Uint8Array;
-  docs: SearchDocument[];
+  /** The documents, made when the restore is carried out (a process that never searches never makes them). */
+  docs: () => SearchDocument[];
   unusable: (why: string) => void;
 }
 
@@ -194,14 +195,10 @@ export class OramaSearchService implements SearchEngine {
   /** Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. */
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
     this.pending = null;
-    const lexical = this.lexicalIndex;
-    lexical.restore(bytes);
+    const all = [...docs];
+    this.lexicalIndex.restore(bytes, all.length > 0 ? all : undefined);
     this.resultStore.clear();
-    for (const doc of docs) {
-      this.resultStore.put(doc);
-      // The saved index keeps ids and paths; titles name documents too (`ADR 0116: ...`).
-      lexical.router.add(doc);
-    }
+    for (const doc of all) this.resultStore.put(doc);
     this.resultStore.warm();
     this.rehearse();
   }
@@ -212,14 +209,15 @@ export class OramaSearchService implements SearchEngine {
    * throws or does not, the index is built from `docs` at once (the answer comes from the same
    * documents) and `unusable` is told why (the caller drops the cache).
    */
-  restoreLater(bytes: Uint8Array, docs: SearchDocument[], unusable: (why: string) => void): void {
+  restoreLater(bytes: Uint8Array, docs: () => SearchDocument[], unusable: (why: string) => void): void {
     this.pending = { bytes, docs, unusable };
   }
 
   /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
   settle(): void {
     if (!this.pending) return;
-    const { bytes, docs, unusable } = this.pending!;
+    const { bytes, unusable } = this.pending!;
+    const docs = this.pending.docs();
     this.pending = null;
     let why: string | null = null;
     try {

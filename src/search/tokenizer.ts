@@ -105,7 +105,12 @@ const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
 const ASCII_WORD = /^\p{ASCII}*$/u;
 const CACHE_LIMIT = 200_000;
-const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+let wordSegmenter: Intl.Segmenter | undefined;
+/** Made on first use (~10 ms of a start): only unspaced scripts are cut by it. */
+const segmenter = {
+  segment: (text: string) =>
+    (wordSegmenter ??= new Intl.Segmenter('en', { granularity: 'word' })).segment(text),
+};
 
 /** Arabic diacritics (harakat, superscript alef) and tatweel: optional in writing, removed. */
 const ARABIC_MARKS = /[\u064B-\u065F\u0670\u0640]/g;

@@ -2,9 +2,16 @@
  * The persisted index: everything `openBacklog` derives from the files (parsed items, diagnostics, the
  * Orama index) in one file under `.cache/`, so a restart re-reads only the files that changed.
  *
- * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body: gzip (level 1, on
- * libuv's thread pool) of the msgpack of `{ version, files, items, diagnostics, index }`, where `index`
- * is OramaSearchService.serialize(). Gzip takes the Backlog.md folder's cache from 5.3 to 1.9 MB.
+ * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body, not compressed (a
+ * short-lived command reads it in a few ms; gunzip took longer than everything else it read):
+ * - 4 bytes (uint32 LE): the length of a JSON header `{ version, sections: [name, bytes][] }`, then it;
+ * - `meta`: `{ files, items, diagnostics, bodyLengths }` packed (src/search/packed.ts: JSON read by
+ *   the native JSON.parse), the items without their bodies and front matter;
+ * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
+ *   (dates, NaN), which unpack then walks for;
+ * - `bodies`: every item's body, UTF-8, one after the other (`bodyLengths`: each one's bytes), each
+ *   decoded by Buffer's native decoder instead of a JavaScript one;
+ * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched).
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
  * caller rebuilds from the files.
@@ -18,9 +25,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
-import { decode, encode } from '@msgpack/msgpack';
+import { pack, unpack } from '../search/packed.js';
 import { writeFileAtomic } from '../storage/backlog-store.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 import { VERSION } from '../version.js';
@@ -38,11 +43,14 @@ const MAC_BYTES = 32;
  * languages without rules (vietnamese, czech, ...). 10: documents have the state key `none`; a duplicate
  * id's later file is `ID@state`, not its URI. 11: a sub-task's lineage goes through the copy of its parent
  * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`). 12: each text field's radix
- * tree as bytes of its own, decoded when first used.
+ * tree as bytes of its own, decoded when first used. 13: sections instead of one gzipped msgpack (bodies as
+ * one UTF-8 run), and packed JSON instead of msgpack, the index's and its trees' too.
  */
-export const CACHE_FORMAT = 12;
-const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
+export const CACHE_FORMAT = 13;
+const HEADER_BYTES = 4;
+/** A header is a version and three section lengths: anything longer is not one of ours. */
+const MAX_HEADER_BYTES = 4096;
+const SECTIONS = ['meta', 'frontmatter', 'bodies', 'index'] as const;
 export const CACHE_FILE = 'index.bin';
 
 export interface FileStat {
@@ -128,7 +136,22 @@ export async function writeIndexCache(
   snapshot: CacheSnapshot,
 ): Promise<number> {
   await ensureCacheDir(dirname(path));
-  const body = await gzipAsync(encode({ version, ...snapshot }), { level: 1 });
+  const { files, items, diagnostics, index } = snapshot;
+  const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
+  const meta = pack({
+    files,
+    items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
+    diagnostics,
+    bodyLengths: bodies.map((body) => body.length),
+  });
+  const frontmatter = pack(items.map((item) => item.frontmatter));
+  const sections = [meta, frontmatter, Buffer.concat(bodies), index];
+  const header = Buffer.from(
+    JSON.stringify({ version, sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]) }),
+  );
+  const length = Buffer.alloc(HEADER_BYTES);
+  length.writeUInt32LE(header.length);
+  const body = Buffer.concat([length, header, ...sections]);
   const bytes = Buffer.concat([MAGIC, await sign(body), body]);
   await writeFileAtomic(path, bytes);
   return bytes.length;
@@ -151,17 +174,72 @@ export async function readIndexCache(
   if (!timingSafeEqual(await sign(body), bytes.subarray(MAGIC.length, MAGIC.length + MAC_BYTES)))
     return { reason: 'checksum mismatch (truncated, corrupt, or not signed by this user on this machine)' };
   try {
-    const decoded = decode(await gunzipAsync(body)) as CacheSnapshot & { version: string };
-    if (decoded.version !== version) return { reason: 'made with other settings or an older version' };
-    return {
-      snapshot: {
-        files: decoded.files,
-        items: decoded.items,
-        diagnostics: decoded.diagnostics,
-        index: decoded.index,
-      },
-    };
+    const sections = readSections(body);
+    if (sections.version !== version) return { reason: 'made with other settings or an older version' };
+    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] };
+    const frontmatter = unpack(sections.frontmatter);
+    if (!Array.isArray(frontmatter) || !Array.isArray(meta.items) || frontmatter.length !== meta.items.length)
+      throw new Error('items and front matter disagree');
+    meta.items.forEach((item, i) => {
+      if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
+    });
+    return { snapshot: { ...withBodies(meta, sections.bodies), index: sections.index } };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
+}
+
+/** The header and the sections it names, each checked to lie inside the body. */
+function readSections(body: Buffer): { version: string } & Record<(typeof SECTIONS)[number], Buffer> {
+  const headerLength = body.length >= HEADER_BYTES ? body.readUInt32LE(0) : Infinity;
+  if (headerLength > MAX_HEADER_BYTES || HEADER_BYTES + headerLength > body.length)
+    throw new Error('no header');
+  const header = JSON.parse(body.subarray(HEADER_BYTES, HEADER_BYTES + headerLength).toString('utf8')) as {
+    version?: unknown;
+    sections?: unknown;
+  };
+  const lengths = Array.isArray(header.sections) ? header.sections : [];
+  if (
+    typeof header.version !== 'string' ||
+    lengths.length !== SECTIONS.length ||
+    !lengths.every(
+      (s, i) => Array.isArray(s) && s[0] === SECTIONS[i] && Number.isSafeInteger(s[1]) && s[1] >= 0,
+    )
+  )
+    throw new Error('a malformed header');
+  let at = HEADER_BYTES + headerLength;
+  const out: Record<string, Buffer> = {};
+  for (const [name, length] of lengths as [string, number][]) {
+    if (at + length > body.length) throw new Error(`section ${name} runs past the end`);
+    out[name] = body.subarray(at, at + length);
+    at += length;
+  }
+  if (at !== body.length) throw new Error('bytes after the last section');
+  return {
+    version: header.version,
+    meta: out.meta,
+    frontmatter: out.frontmatter,
+    bodies: out.bodies,
+    index: out.index,
+  };
+}
+
+/** The items with their bodies back, each decoded from its bytes (one string of all would outgrow V8's limit). */
+function withBodies(
+  meta: Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] },
+  bodies: Buffer,
+): Omit<CacheSnapshot, 'index'> {
+  const { files, items, diagnostics, bodyLengths } = meta;
+  if (!Array.isArray(items) || !Array.isArray(bodyLengths) || bodyLengths.length !== items.length)
+    throw new Error('items and bodies disagree');
+  let at = 0;
+  items.forEach((item, i) => {
+    const length = bodyLengths[i];
+    if (!Number.isSafeInteger(length) || length < 0 || at + length > bodies.length)
+      throw new Error('items and bodies disagree');
+    if (item && typeof item === 'object') item.body = bodies.toString('utf8', at, at + length);
+    at += length;
+  });
+  if (at !== bodies.length) throw new Error('items and bodies disagree');
+  return { files, items, diagnostics };
 }

@@ -190,9 +190,11 @@ export class Indexer {
       ]),
     ];
     this.store.replaceAll(snapshot.items);
-    const docs = snapshot.items.map((item) => this.store.toSearchDocument(item));
+    const docs = () => snapshot.items.map((item) => this.store.toSearchDocument(item));
     if (this.deferIndex && changed.length + removed.length === 0) {
       const cachePath = this.cachePath!;
+      // The documents are made from the store when the index is first read: before any change to it
+      // (applyLatest and removeFile settle first), so they are the cached items' as read.
       this.index.restoreLater(snapshot.index, docs, (why) => {
         unusable(why);
         this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
@@ -201,7 +203,7 @@ export class Indexer {
       });
     } else {
       try {
-        this.index.restore(snapshot.index, docs);
+        this.index.restore(snapshot.index, docs());
       } catch (err) {
         return unusable((err as Error).message);
       }
@@ -269,6 +271,7 @@ export class Indexer {
     }
     if (item) this.applyWordBudget(item, diagnostics);
     this.fileDiagnostics = [...this.fileDiagnostics.filter((d) => d.path !== relPath), ...diagnostics];
+    this.index.settle();
     const previous = this.store.atPath(relPath);
     if (!item) {
       if (previous) {
@@ -339,6 +342,7 @@ export class Indexer {
     this.fileDiagnostics = this.fileDiagnostics.filter((d) => d.path !== relPath);
     const id = this.store.atPath(relPath);
     if (!id) return false;
+    this.index.settle();
     this.removeItem(id);
     this.emit({ kind: 'remove', path: relPath, id });
     return true;

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
@@ -5,7 +6,7 @@ import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
 import type { BacklogItem, Diagnostic } from './types.js';
 import { idKey } from './ids.js';
 import { isBacklogError } from '../errors.js';
-import { readInsideRoot, statInsideRoot } from './root-path.js';
+import { readInsideRoot, statInsideRootSync } from './root-path.js';
 
 /** Files larger than this are reported and not indexed. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -35,34 +36,49 @@ export async function listTextFiles(root: string): Promise<string[]> {
 export async function walkBacklog(root: string): Promise<{ files: string[]; links: string[] }> {
   const files: string[] = [];
   const links: string[] = [];
-  async function walk(dir: string): Promise<void> {
+  // `rel`: the folder's path from the root, joined with `/` as it goes (path.relative per file cost a
+  // start of 10,000 files 60 ms).
+  async function walk(dir: string, rel: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
     for (const entry of entries) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      const abs = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(abs);
+      const path = rel + entry.name;
+      if (entry.isDirectory()) await walk(join(dir, entry.name), `${path}/`);
       // Links to text files or (extension-less) folders are reported; links to images and the like are not backlog files anyway.
       else if (entry.isSymbolicLink() && (TEXT_EXTENSIONS.has(fileType(entry.name)) || !fileType(entry.name)))
-        links.push(toRelative(root, abs));
-      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) files.push(toRelative(root, abs));
+        links.push(path);
+      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) files.push(path);
     }
   }
-  await walk(root);
+  await walk(root, '');
   return { files: files.sort(), links: links.sort() };
 }
 
-/** Size and modification time of each path (relative to `root`); paths that vanished, or are links now, are left out. */
+/**
+ * Size and modification time of each path (relative to `root`); paths that vanished, or are links now,
+ * are left out. Synchronous lstat in batches (a promise per file cost a start 30 ms for 700 files), the
+ * event loop free between batches.
+ */
 export async function statFiles(
   root: string,
   paths: string[],
 ): Promise<Record<string, { size: number; mtime_ms: number }>> {
   const out: Record<string, { size: number; mtime_ms: number }> = {};
-  await mapLimit(paths, 64, async (p) => {
-    const st = await statInsideRoot(root, p).catch(() => null);
-    if (st?.isFile()) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
-  });
+  for (let from = 0; from < paths.length; from += STAT_BATCH) {
+    if (from > 0) await new Promise((next) => setImmediate(next));
+    for (const p of paths.slice(from, from + STAT_BATCH)) {
+      let st: Stats | null = null;
+      try {
+        st = statInsideRootSync(root, p);
+      } catch {
+        // Unreadable or outside the root: left out, as a vanished file.
+      }
+      if (st?.isFile()) out[p] = { size: st.size, mtime_ms: st.mtimeMs };
+    }
+  }
   return out;
 }
+const STAT_BATCH = 2000;
 
 function fileDiagnostic(path: string, code: string, message: string, level: Diagnostic['level'] = 'warning') {
   return { item: null, diagnostics: [{ level, path, line: null, code, message }] };

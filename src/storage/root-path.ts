@@ -5,7 +5,7 @@
  * Reads open with O_NOFOLLOW and, on Linux, check the file actually opened through /proc, so a folder
  * swapped for a link between the check and the open is caught too.
  */
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { errors } from '../errors.js';
@@ -130,6 +130,11 @@ export async function readInsideRoot(
 export async function statInsideRoot(root: string, rel: string): Promise<Stats | null> {
   const path = checkRelativePath(rel);
   return lstat(join(root, path)).catch(() => null);
+}
+
+/** statInsideRoot without a round trip through the thread pool: a start stats every file, ~5 us each. */
+export function statInsideRootSync(root: string, rel: string): Stats | null {
+  return lstatSync(join(root, checkRelativePath(rel)), { throwIfNoEntry: false }) ?? null;
 }
 
 /**
