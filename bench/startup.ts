@@ -16,6 +16,7 @@
  * `--smoke`: CI's check (.ci/run): fails when a case's median is over its `smoke` bound, a multiple of
  * `node -e 0` in the same rounds, generous on purpose (a shared machine): it catches a regression to
  * seconds, not a few percent.
+ * `--only <text>`: only the cases whose name contains it (and the baseline), e.g. `--only mcp`.
  * `--base <dir>`: another build of the project (a folder with package.json and dist/, e.g. an older commit's,
  * on a copy of the folder of its own),
  * run in the same rounds: each case gets a row "(base)" beside it.
@@ -50,6 +51,8 @@ const { values: flags } = parseArgs({
     base: { type: 'string' },
     json: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
+    /** Only the cases whose name contains this (the `node -e 0` baseline always runs), e.g. `mcp`. */
+    only: { type: 'string' },
   },
 });
 const runs = Math.max(1, Number(flags.runs));
@@ -220,6 +223,10 @@ async function main(): Promise<void> {
     },
   ];
 
+  if (flags.only) {
+    const keep = cases.filter((c, i) => i === 0 || c.name.includes(flags.only!));
+    cases.splice(0, cases.length, ...keep);
+  }
   // The base build's rows beside this build's, run in the same rounds.
   const runsOf = new Map<Case, string>(cases.map((c) => [c, CLI]));
   if (baseCli)

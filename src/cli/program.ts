@@ -60,6 +60,8 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
 
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
 const oneShots: BacklogService[] = [];
+/** Run when the command is done, whether it failed or not (mcp: stop reading stdin, so the process exits). */
+const atExit: (() => void)[] = [];
 
 /**
  * How a command opens the backlog. One-shot commands use cached embeddings only (hybrid when every
@@ -470,10 +472,21 @@ export function buildProgram(): Command {
     .option('--no-watch', 'do not follow changes to the files (by default the index follows them)')
     .option('--read-only', 'serve search and get only: no write tool is listed')
     .action(async (o, cmd: Command) => {
-      const { closeBacklog } = await backlog();
       const readOnly = Boolean(o.readOnly);
-      const { runStdioServer } = await import('../mcp/stdio.js');
       const { dir, workspace, embeddings, memoryBudget } = cmd.optsWithGlobals<GlobalOptions>();
+      // One backlog named by --dir or BACKLOG_DIR: `initialize` is answered from its config.yml before the
+      // MCP SDK and the service are loaded (mcp/early.ts), and the backlog opens while the SDK loads.
+      const one = !mayBeWorkspace(dir, workspace);
+      const early =
+        one && (dir !== undefined || process.env.BACKLOG_DIR)
+          ? (await import('../mcp/early.js')).answerBacklogEarly(await resolveDir([dir].flat()[0]), readOnly)
+          : undefined;
+      if (early) atExit.push(early.release);
+      const instructions = await early?.ready; // the answer first: loading the rest would hold it up
+      const begun = one ? begin(cmd, 'server', o.watch !== false) : undefined;
+      begun?.catch(() => undefined); // awaited below
+      const { closeBacklog } = await backlog();
+      const { runStdioServer } = await import('../mcp/stdio.js');
       const serverOpen = {
         watch: o.watch !== false,
         embeddings: embeddings as OpenBacklogOptions['embeddings'],
@@ -483,11 +496,11 @@ export function buildProgram(): Command {
       };
       // Several backlogs (--dir repeated, NAME=PATH, --workspace): one server over all (docs/workspace.md),
       // answering initialize and tools/list while they are read, as for one.
-      const begun = mayBeWorkspace(dir, workspace)
-        ? await (await cliWorkspace()).beginCliWorkspace(dir, workspace, embeddings, serverOpen)
-        : undefined;
-      if (begun) {
-        const { ws, opened } = begun;
+      const several = one
+        ? undefined
+        : await (await cliWorkspace()).beginCliWorkspace(dir, workspace, embeddings, serverOpen);
+      if (several) {
+        const { ws, opened } = several;
         opened.then(
           () =>
             process.stderr.write(
@@ -503,7 +516,7 @@ export function buildProgram(): Command {
         }
       }
       // initialize and tools/list are answered while the backlog is read; other requests wait for it.
-      const { service, opened } = await begin(cmd, 'server', o.watch !== false);
+      const { service, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
       opened.then(
         () =>
           process.stderr.write(
@@ -520,9 +533,12 @@ export function buildProgram(): Command {
         await runStdioServer(roots?.ws ?? service, {
           readOnly,
           opened,
+          ...(early ? { stdio: early, instructions } : {}),
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
       } finally {
+        // A client gone while the backlog is read: the open ends first (it starts the watcher).
+        await opened.catch(() => undefined);
         await (roots ? roots.close() : closeBacklog(service));
       }
     });
@@ -685,5 +701,7 @@ export async function main(argv = process.argv): Promise<void> {
     if (json) process.stdout.write(`${JSON.stringify({ status: 'error', error: e.toJSON() }, null, 2)}\n`);
     else process.stderr.write(`error ${e.code}: ${e.message}\nhint: ${e.hint}\n`);
     process.exitCode = e.code === 'INTERNAL' ? 1 : 2;
+  } finally {
+    for (const done of atExit.splice(0)) done();
   }
 }

@@ -6,7 +6,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
-import { VERSION } from '../version.js';
+import { DEMO_NOTICE, SERVER_INFO, demoOnly, instructionsOf } from './instructions.js';
 import { registerResources } from './resources.js';
 import { errorResult, registerTool, toolDefinition, type ProjectsAdvertised } from './tool.js';
 import { Workspace, type WorkspaceProject } from '../workspace/workspace.js';
@@ -22,57 +22,11 @@ import { updateTool } from './tools/update.js';
 import { writeResourceTool } from './tools/write-resource.js';
 
 export { ERROR_CODES } from '../errors.js';
+export { DEMO_NOTICE } from './instructions.js';
 export { itemUri } from './resources.js';
 export { SEARCH_CONTENT_CAP } from './tools/search.js';
 export { GET_CONTENT_DEFAULT, GET_CONTENT_MAX, getInputSchema } from './tools/get.js';
 export { metadataInputSchema } from './tools/get-metadata.js';
-
-/** What one backlog's instructions say of its vocabulary (statuses, id prefix, kinds of item). */
-function vocabularyOf(service: BacklogService): string {
-  const { name, config } = service.format;
-  const words = service.vocabulary();
-  const ids = words.example_ids.length ? words.example_ids.join(', ') : `${config.taskPrefix}-1`;
-  return name === 'backlog-md'
-    ? `This is the Backlog.md project "${words.project}": statuses ${config.statuses.map((s) => `"${s}"`).join(', ')}; ids like ${ids} (sub-tasks ${config.taskPrefix}-12.1; a bare number is a task number); types ${words.kinds.map((k) => k.type).join(', ')}. ${BACKLOG_MD_STATES}`
-    : `Statuses ${config.statuses.join(', ')}; ids like ${ids}; types ${words.kinds.map((k) => k.type).join(', ')}.`;
-}
-
-const BACKLOG_MD_STATES = `A task's state is its folder: active (tasks/), draft, completed, archived. Lines mark a task that is not active ("[In Progress, archived]"): archived and completed work is not open work. backlog_list shows active tasks and documents unless given state ("all", "archived", ...); search covers every state and ranks archived items lower.`;
-
-/** What every server's instructions end with: how to use the tools. */
-const HOW = `Start with backlog_search (words; filters such as status, types, tags, parent_id), then pass result ids to backlog_get for the content, or to backlog_get_metadata for file facts and links. backlog_list browses with filters and no query.
-Writes (backlog_create, backlog_update, backlog_delete, backlog_write_resource) are validated strictly and are searchable as soon as they return.
-Errors come back as {status: "error", error: {code, message, hint}}; follow the hint.`;
-
-/** How answers name projects, when several backlogs may be open. */
-const PROJECTS = `When more than one is open, results and items carry project and ids come qualified as <project>:<id> (pass them on as returned); reads cover every project unless given project (a name, a list, or "*"), and a write needs project.`;
-
-/** The server's instructions, with the backlogs' own vocabulary (statuses, id prefix, kinds of item). */
-function instructions(ws: Workspace, roots: boolean): string {
-  if (roots)
-    return `Search and edit the backlogs of your roots: each root's backlog/ folder (or the root itself, if it is one) is a project, opened when the roots are listed and followed as they change; the tools' project option lists the open ones. ${PROJECTS}
-${HOW}`;
-  if (!ws.multi) {
-    const service = ws.projects[0].service;
-    return `Search and edit the backlog "${service.vocabulary().project}": markdown tasks and documents. ${vocabularyOf(service)}
-${HOW}`;
-  }
-  // Compact: one clause per project (agents pay for every token of the instructions).
-  const each = ws.projects.map((p) => {
-    const { name, config } = p.service.format;
-    const ids = p.service.vocabulary().example_ids[0] ?? `${config.taskPrefix}-1`;
-    return `${p.name} (${name === 'backlog-md' ? 'Backlog.md; ' : ''}statuses ${config.statuses.join(', ')}; ids like ${p.name}:${ids})`;
-  });
-  const backlogMd = ws.projects.some((p) => p.service.format.name === 'backlog-md')
-    ? ` In Backlog.md projects: ${BACKLOG_MD_STATES}`
-    : '';
-  return `Search and edit ${ws.projects.length} backlogs of markdown tasks and documents, one per project: ${each.join('; ')}. ${PROJECTS}${backlogMd}
-${HOW}`;
-}
-
-/** Said first in the instructions, and last in every tool answer, when the server fell back to the demo backlog. */
-export const DEMO_NOTICE =
-  'NOTE: no backlog was found, so this server shows the built-in DEMO backlog, read-only: its items are examples, not your project. Start the server with --dir /path/to/your/backlog (or BACKLOG_DIR).';
 
 const READ_TOOLS = {
   backlog_search: searchTool,
@@ -80,11 +34,6 @@ const READ_TOOLS = {
   backlog_get_metadata: getMetadataTool,
   backlog_list: listTool,
 };
-
-/** The instructions of a read-only server: no write tools to mention. */
-function readOnlyInstructions(text: string): string {
-  return text.replace(/\nWrites \([^\n]*\n/, '\nThis server is read-only: it has no write tools.\n');
-}
 
 const TOOLS = {
   ...READ_TOOLS,
@@ -104,6 +53,8 @@ export interface McpServerOptions {
   roots?: boolean;
   /** Warnings to end the next tool answer with (said once each), e.g. a root without a backlog. */
   warnings?: () => string[];
+  /** The instructions, when they were already given (mcp/early.ts answered `initialize`). */
+  instructions?: string;
 }
 
 /**
@@ -142,11 +93,6 @@ function answerUnknownTools(server: McpServer, names: string[], readOnly: boolea
 }
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 
-/** The only backlog open is the built-in demo: read-only, and every answer says so. */
-function demoOnly(ws: Workspace): boolean {
-  return ws.projects.length === 1 && ws.projects[0].service.isDemo;
-}
-
 /** What `project` says in a tool's advertised schema: the open names (several backlogs, or roots). */
 function projectsOption(ws: Workspace, write: boolean): ProjectsAdvertised {
   const names = ws.names().join(', ');
@@ -178,11 +124,11 @@ export function createMcpServer(
     ];
     return lines.length ? lines.join('\n') : undefined;
   };
-  const text = instructionsOf(ws, readOnly, false);
-  const server = new McpServer(
-    { name: 'backlog-search', title: 'Backlog search', version: VERSION },
-    { instructions: text, ...(roots ? { capabilities: { logging: {} } } : {}) },
-  );
+  const text = options.instructions ?? instructionsOf(ws, readOnly, false);
+  const server = new McpServer(SERVER_INFO, {
+    instructions: text,
+    ...(roots ? { capabilities: { logging: {} } } : {}),
+  });
   const tools = readOnly ? READ_TOOLS : TOOLS;
   const notice = roots ? noticeOf : noticeOf();
   for (const [name, tool] of Object.entries(tools)) registerTool(server, name, tool(ws), notice);
@@ -243,12 +189,6 @@ export function createMcpServer(
     if (timer) clearTimeout(timer);
   };
   return server;
-}
-
-/** The instructions for the backlogs open now (the demo's start with its notice). */
-function instructionsOf(ws: Workspace, readOnly: boolean, roots: boolean): string {
-  const text = readOnly ? readOnlyInstructions(instructions(ws, roots)) : instructions(ws, roots);
-  return !roots && demoOnly(ws) ? `${DEMO_NOTICE}\n${text}` : text;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -20,6 +21,8 @@ export interface StdioOptions extends McpServerOptions {
    * it returns holds the later messages that need the backlogs, as `opened` does (the roots: roots.ts).
    */
   watch?: (server: McpServer) => (message: JSONRPCMessage) => Promise<unknown> | undefined;
+  /** The streams to serve on instead of stdin and stdout (early.ts: `initialize` answered before). */
+  stdio?: { stdin: Readable; stdout: Writable };
 }
 
 /**
@@ -31,7 +34,10 @@ export async function runStdioServer(
   options: StdioOptions = {},
 ): Promise<void> {
   const server = createMcpServer(target, options);
-  const transport = new StdioServerTransport();
+  // Streams given (early.ts) already hold messages: they reach the transport once it is wired up below,
+  // so that what needs the backlog is held and the end of input is seen.
+  const input = options.stdio ? new PassThrough() : process.stdin;
+  const transport = new StdioServerTransport(input, options.stdio?.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
@@ -45,9 +51,10 @@ export async function runStdioServer(
     });
   }
   const stop = () => void server.close();
-  process.stdin.once('end', stop);
+  input.once('end', stop);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  options.stdio?.stdin.pipe(input);
   await closed;
   if (failed) throw failed.error;
 }

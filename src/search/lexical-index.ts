@@ -107,6 +107,7 @@ export class LexicalIndex {
   onReanalyzed: () => void = () => undefined;
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
+  private readonly treeWork = new Background();
   /** 1 at the internal id of an archived document (its score is times `archivedWeight`). */
   private archived: Uint8Array = new Uint8Array(0);
 
@@ -170,8 +171,9 @@ export class LexicalIndex {
     this.reset();
     const raw = unpack(bytes) as { languagePlan?: LanguagePlanState };
     load(this.db, raw as never);
-    // A server decodes the vocabulary trees now, so that no early query pays for it (orama-components.ts).
-    if (this.background) for (const f of TEXT_FIELDS) fieldTree(this.store, f);
+    // A server decodes the vocabulary trees in the background (orama-components.ts): the open does not
+    // wait for them, and only a query that walks one before then (prefix, typos) decodes it itself.
+    this.decodeTrees();
     const languages = this.analyzer.languages;
     languages.restoreState(raw.languagePlan);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
@@ -277,9 +279,20 @@ export class LexicalIndex {
     });
   }
 
-  /** Resolves when the adjacency filters are filled (benchmarks wait; searches never do). */
+  /** Resolves when the adjacency filters are filled and the trees decoded (benchmarks wait; searches never do). */
   adjacencyReady(): Promise<void> {
-    return this.adjacencyWork.done();
+    return Promise.all([this.adjacencyWork.done(), this.treeWork.done()]).then(() => undefined);
+  }
+
+  /** Decodes the restored text fields' vocabulary trees in the background, one a tick. */
+  private decodeTrees(): void {
+    if (!this.background) return;
+    const store = this.store;
+    let next = 0;
+    this.treeWork.start(() => {
+      if (store === this.store) fieldTree(store, TEXT_FIELDS[next]);
+      return ++next >= TEXT_FIELDS.length || store !== this.store;
+    });
   }
 
   /** Adds or replaces one document. */

@@ -4,8 +4,7 @@
  * items live in an ItemStore, the Indexer keeps them and the indexes in step with the files, and the
  * writes are in writes.ts.
  */
-import { realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
@@ -20,6 +19,7 @@ import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
 import { ItemStore } from './item-store.js';
+import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { resolveLimits, type Limits } from './limits.js';
 import {
   MAX_QUERY_CHARS,
@@ -359,10 +359,7 @@ export class BacklogService {
 
   /** The backlog's name: Backlog.md's `project_name`, else the folder that holds `backlog/` (or the folder's own). */
   get projectName(): string {
-    const project = this.format.config.project?.trim();
-    if (project) return project;
-    const folder = basename(this.dir);
-    return folder.toLowerCase() === 'backlog' ? basename(dirname(this.dir)) || folder : folder;
+    return projectNameOf(this.format, this.dir);
   }
 
   /** How this backlog names things (docs/formats.md): the surfaces' labels, filters, examples and hints. */
@@ -454,8 +451,7 @@ export class BacklogService {
    * so that an agent's write never lands in the installed package.
    */
   get isDemo(): boolean {
-    // Real paths: a symlinked install (pnpm, npm link) reaches the same folder by another path.
-    this.demo ??= sameFolder(this.dir, DEMO_BACKLOG_DIR);
+    this.demo ??= isDemoFolder(this.dir);
     return this.demo;
   }
   private demo: boolean | undefined;
@@ -534,12 +530,3 @@ export function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[
 
 /** The states `list` shows when none is asked for; `none` is every item without a state (documents). */
 const LIVE_STATES: readonly (TaskState | 'none')[] = ['active', 'none'];
-
-/** Whether two paths name one folder (their real paths); false when either cannot be resolved. */
-function sameFolder(a: string, b: string): boolean {
-  try {
-    return a === b || realpathSync(a) === realpathSync(b);
-  } catch {
-    return false;
-  }
-}
