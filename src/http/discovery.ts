@@ -12,8 +12,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { userConfigDir } from '../storage/user-config.js';
 
 export interface ServerEntry {
   /** The serving process (an entry whose process is gone is stale). */
@@ -33,8 +33,7 @@ export interface ServerEntry {
 
 /** Where entries are kept (the same base folder as the cache-signing key). */
 export function serversDir(): string {
-  const base = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return join(base, 'backlog-search', 'servers');
+  return join(userConfigDir(), 'servers');
 }
 
 function entryPath(realDir: string): string {

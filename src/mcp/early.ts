@@ -10,9 +10,9 @@
  */
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PassThrough, Writable, type Readable } from 'node:stream';
+import { userConfigDir } from '../storage/user-config.js';
 import { VERSION } from '../version.js';
 import { SERVER_INFO, instructionsOf } from './instructions.js';
 
@@ -86,9 +86,8 @@ export function answerBacklogEarly(dir: string, readOnly: boolean): EarlyStdio {
  * context: a file in the backlog, which arrives with `git pull`, could put any text there.
  */
 export function keptInitializePath(dir: string): string {
-  const base = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   const key = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 32);
-  return join(base, 'backlog-search', 'initialize', `${key}.json`);
+  return join(userConfigDir(), 'initialize', `${key}.json`);
 }
 
 interface Kept {

@@ -23,10 +23,10 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pack, unpack } from '../search/packed.js';
 import { writeFileAtomic } from '../storage/backlog-store.js';
+import { userConfigDir } from '../storage/user-config.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 import { VERSION } from '../version.js';
 
@@ -79,8 +79,7 @@ export function cacheVersion(parts: unknown): string {
 
 /** Where the signing key is kept: outside every backlog, readable by this user only. */
 export function cacheKeyPath(): string {
-  const base = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return join(base, 'backlog-search', 'cache-key');
+  return join(userConfigDir(), 'cache-key');
 }
 
 let cacheKey: Promise<Buffer> | undefined;
