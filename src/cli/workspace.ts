@@ -90,15 +90,10 @@ export async function openCliWorkspace(
   /** A server's options (watch, embeddings in the background); one-shot commands embed nothing. */
   server: Omit<OpenBacklogOptions, 'dir'> = {},
 ): Promise<Workspace | undefined> {
-  const backlogs = await workspaceSpec(dirs, file);
-  if (!backlogs) return undefined;
-  const ws = await openWorkspace({
-    backlogs,
-    embeddings: embeddings as EmbeddingProvider | undefined,
-    embedMissing: 'never',
-    ...server,
-  });
-  for (const p of ws.problems) process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
+  const options = await workspaceOptions(dirs, file, embeddings, server);
+  if (!options) return undefined;
+  const ws = await openWorkspace(options);
+  warnProblems(ws);
   return ws;
 }
 
@@ -113,25 +108,39 @@ export async function beginCliWorkspace(
   embeddings: string | undefined,
   server: Omit<OpenBacklogOptions, 'dir'>,
 ): Promise<{ ws: Workspace; opened: Promise<Workspace> } | undefined> {
+  const options = await workspaceOptions(dirs, file, embeddings, server);
+  if (!options) return undefined;
+  const begun = await beginOpenWorkspace(options);
+  const known = begun.ws.problems.length;
+  warnProblems(begun.ws);
+  begun.opened.then(
+    () => warnProblems(begun.ws, known),
+    () => warnProblems(begun.ws, known),
+  );
+  return begun;
+}
+
+/** What openWorkspace and beginOpenWorkspace are given: the backlogs the options name, or undefined for one. */
+async function workspaceOptions(
+  dirs: string[] | string | undefined,
+  file: string | undefined,
+  embeddings: string | undefined,
+  server: Omit<OpenBacklogOptions, 'dir'>,
+): Promise<Parameters<typeof openWorkspace>[0] | undefined> {
   const backlogs = await workspaceSpec(dirs, file);
   if (!backlogs) return undefined;
-  const begun = await beginOpenWorkspace({
+  return {
     backlogs,
     embeddings: embeddings as EmbeddingProvider | undefined,
     embedMissing: 'never',
     ...server,
-  });
-  const warn = (from: number) => {
-    for (const p of begun.ws.problems.slice(from))
-      process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
   };
-  const known = begun.ws.problems.length;
-  warn(0);
-  begun.opened.then(
-    () => warn(known),
-    () => warn(known),
-  );
-  return begun;
+}
+
+/** The workspace's problems from the `from`-th on, as warnings on stderr. */
+function warnProblems(ws: Workspace, from = 0): void {
+  for (const p of ws.problems.slice(from))
+    process.stderr.write(`warning ${p.code}: ${p.name}: ${p.message}\n`);
 }
 
 /** `--project` as a request option; on a single backlog it is checked against its name, then dropped. */
