@@ -1,17 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdir, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
 import { search as oramaSearch } from '@orama/orama';
 import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import {
-  cacheKeyPath,
-  readIndexCache,
-  serviceCacheVersion,
-  writeIndexCache,
-} from '../src/service/index-cache.js';
+import { cacheKeyPath, prefetchSignedFile, readSignedFile } from '../src/service/cache-file.js';
+import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
 import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { tempBacklog } from './helpers.js';
@@ -190,6 +186,42 @@ describe('persisted index', () => {
       expect(rebuilt.cacheStatus().used).toBe(false);
       for (const q of QUERIES) expect(await ids(rebuilt, q)).toEqual(await ids(cold, q));
     }
+  });
+
+  it('a cache read early on libuv threads (prefetchSignedFile) is checked the same way', async () => {
+    await open();
+    const good = await readFile(cacheFile());
+    const plain = await readSignedFile(cacheFile());
+    prefetchSignedFile(cacheFile());
+    const early = await readSignedFile(cacheFile());
+    expect('body' in early && 'body' in plain && early.body.equals(plain.body)).toBe(true);
+    // The early read is the one used: the file replaced after it started does not change the answer.
+    prefetchSignedFile(cacheFile());
+    await writeFile(`${cacheFile()}.new`, 'replaced');
+    await rename(`${cacheFile()}.new`, cacheFile()); // as writers replace it: atomically
+    const taken = await readSignedFile(cacheFile());
+    expect('body' in taken && 'body' in plain && taken.body.equals(plain.body)).toBe(true);
+    // One byte of the body changed, then the signature: both refused, as readSignedFile refuses them.
+    for (const at of [good.length - 1, 20]) {
+      const tampered = Buffer.from(good);
+      tampered[at] ^= 1;
+      await writeFile(cacheFile(), tampered);
+      prefetchSignedFile(cacheFile());
+      expect(await readSignedFile(cacheFile())).toEqual({
+        reason: expect.stringMatching(/checksum mismatch/),
+      });
+      expect(await readSignedFile(cacheFile())).toEqual({
+        reason: expect.stringMatching(/checksum mismatch/),
+      });
+    }
+    await writeFile(cacheFile(), Buffer.from('not ours at all, long enough to have a head of 40 bytes'));
+    prefetchSignedFile(cacheFile());
+    expect(await readSignedFile(cacheFile())).toEqual({
+      reason: expect.stringMatching(/not a backlog-search cache/),
+    });
+    await rm(cacheFile());
+    prefetchSignedFile(cacheFile());
+    expect(await readSignedFile(cacheFile())).toMatchObject({ missing: true });
   });
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {

@@ -15,8 +15,8 @@ import {
   readIndexCache,
   writeIndexCache,
   serviceCacheVersion,
-  CACHE_FILE,
 } from '../src/service/index-cache.js';
+import { CACHE_FILE } from '../src/service/cache-file.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import type { BacklogService } from '../src/service/backlog-service.js';

@@ -11,12 +11,12 @@ import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { OutsideStats } from '../search/score.js';
 import type { SearchFilters, SearchHit, SearchResult } from '../search/types.js';
-import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import type { BacklogFormat, FormatName } from '../storage/formats/detect.js';
 import { statusKey } from '../storage/ids.js';
 import { TASK_STATES, type BacklogItem, type TaskState } from '../storage/types.js';
 import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
-import { CACHE_FILE, serviceCacheVersion } from './index-cache.js';
+import { CACHE_FILE, defaultCacheDir } from './cache-file.js';
+import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
 import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
@@ -97,8 +97,7 @@ export class BacklogService {
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
     this.limits = resolveLimits(options.limits);
-    const cacheDir =
-      options.cacheDir ?? (this.dir === DEMO_BACKLOG_DIR ? DEMO_CACHE_DIR : join(this.dir, '.cache'));
+    const cacheDir = options.cacheDir ?? defaultCacheDir(this.dir);
     this.semantic = new SemanticSearch({
       provider: 'none',
       embedMissing: 'background',

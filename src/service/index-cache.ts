@@ -21,17 +21,15 @@
  * What a valid cache holds is still checked against the files (BacklogService keeps only items whose
  * files are inside the root now). `.cache/` gets a `.gitignore` of its own when it is created.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pack, unpack } from '../search/packed.js';
 import { writeFileAtomic } from '../storage/backlog-store.js';
-import { userConfigDir } from '../storage/user-config.js';
+import { readSignedFile, signedFile } from './cache-file.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 import { VERSION } from '../version.js';
 
-const MAGIC = Buffer.from('BLSCACH2');
-const MAC_BYTES = 32;
 /**
  * Bump when the layout of the cache or of the index inside it changes. 3: the BM25F fields as binary
  * (term dictionary, forward index and document frequencies; FIELD_INDEX_FORMAT 2). 4: signed with a
@@ -51,7 +49,6 @@ const HEADER_BYTES = 4;
 /** A header is a version and three section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
 const SECTIONS = ['meta', 'frontmatter', 'bodies', 'index'] as const;
-export const CACHE_FILE = 'index.bin';
 
 export interface FileStat {
   size: number;
@@ -75,44 +72,6 @@ export function cacheVersion(parts: unknown): string {
   return createHash('sha1')
     .update(JSON.stringify({ format: CACHE_FORMAT, version: VERSION, parts }))
     .digest('hex');
-}
-
-/** Where the signing key is kept: outside every backlog, readable by this user only. */
-export function cacheKeyPath(): string {
-  return join(userConfigDir(), 'cache-key');
-}
-
-let cacheKey: Promise<Buffer> | undefined;
-
-/**
- * This user's key for signing caches, made on first use. When it cannot be stored (a read-only home),
- * a key for this process only: caches still work within the process, and the next start rebuilds.
- */
-function signingKey(): Promise<Buffer> {
-  cacheKey ??= (async () => {
-    const path = cacheKeyPath();
-    const existing = await readFile(path).catch(() => null);
-    if (existing && existing.length >= 32) return existing;
-    const key = randomBytes(32);
-    try {
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await writeFile(path, key, { mode: 0o600, flag: 'wx' });
-      await chmod(path, 0o600);
-      return key;
-    } catch (err) {
-      // Another process made it first: use theirs.
-      const theirs = await readFile(path).catch(() => null);
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && theirs && theirs.length >= 32) return theirs;
-      return key;
-    }
-  })();
-  return cacheKey;
-}
-
-async function sign(body: Buffer): Promise<Buffer> {
-  return createHmac('sha256', await signingKey())
-    .update(body)
-    .digest();
 }
 
 /** Makes `dir` (a cache folder) with a `.gitignore` that keeps everything in it out of git. */
@@ -151,7 +110,7 @@ export async function writeIndexCache(
   const length = Buffer.alloc(HEADER_BYTES);
   length.writeUInt32LE(header.length);
   const body = Buffer.concat([length, header, ...sections]);
-  const bytes = Buffer.concat([MAGIC, await sign(body), body]);
+  const bytes = await signedFile(body);
   await writeFileAtomic(path, bytes);
   return bytes.length;
 }
@@ -161,17 +120,9 @@ export async function readIndexCache(
   path: string,
   version: string,
 ): Promise<{ snapshot: CacheSnapshot } | { reason: string; missing?: boolean }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch {
-    return { reason: 'no cache yet', missing: true };
-  }
-  if (bytes.length < MAGIC.length + MAC_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC))
-    return { reason: 'not a backlog-search cache file of this version' };
-  const body = bytes.subarray(MAGIC.length + MAC_BYTES);
-  if (!timingSafeEqual(await sign(body), bytes.subarray(MAGIC.length, MAGIC.length + MAC_BYTES)))
-    return { reason: 'checksum mismatch (truncated, corrupt, or not signed by this user on this machine)' };
+  const read = await readSignedFile(path);
+  if (!('body' in read)) return read;
+  const { body } = read;
   try {
     const sections = readSections(body);
     if (sections.version !== version) return { reason: 'made with other settings or an older version' };
