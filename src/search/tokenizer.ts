@@ -110,7 +110,7 @@ function runMatches(text: string): RegExpExecArray[] {
 const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
-const ASCII_WORD = /^\p{ASCII}*$/u;
+const ASCII_ONLY = /^[\x00-\x7F]*$/;
 const CACHE_LIMIT = 200_000;
 let wordSegmenter: Intl.Segmenter | undefined;
 /** Made on first use (~10 ms of a start): only unspaced scripts are cut by it. */
@@ -138,6 +138,8 @@ function foldArabicLetters(w: string): string {
  */
 export function foldWord(word: string, script: Script = scriptOf(word)): string {
   const w = word.toLowerCase();
+  // Most words: no mark to remove, and every normalization form of ASCII is itself.
+  if (ASCII_ONLY.test(w)) return w;
   switch (script) {
     case 'latin':
       return w.normalize('NFKD').replace(COMBINING_MARKS, '');
@@ -155,7 +157,8 @@ export function foldWord(word: string, script: Script = scriptOf(word)): string 
 
 /** Lower case, NFKC (one form for composed, ligature and full-width letters): a Latin word, its marks kept. */
 function caseFold(word: string): string {
-  return word.toLowerCase().normalize('NFKC');
+  const w = word.toLowerCase();
+  return ASCII_ONLY.test(w) ? w : w.normalize('NFKC');
 }
 
 /** A stop-word as the analyzer compares it: Latin ones with their marks (`peste` is one, `pește` not). */
@@ -177,7 +180,7 @@ function withFoldedTwins(terms: string[], caseFoldingOnly: boolean): string[] {
   if (caseFoldingOnly) return terms;
   let out = terms;
   for (const t of terms) {
-    if (ASCII_WORD.test(t) || scriptOf(t) !== 'latin') continue;
+    if (ASCII_ONLY.test(t) || scriptOf(t) !== 'latin') continue;
     const twin = foldedTwin(t);
     if (twin.slice(1) !== t && !out.includes(twin)) {
       if (out === terms) out = [...terms];

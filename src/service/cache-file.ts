@@ -8,7 +8,7 @@
  * arrives with `git pull`, and a cache someone else made is never read.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fstatSync, openSync, read, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, read } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
@@ -76,69 +76,48 @@ const MISMATCH = 'checksum mismatch (truncated, corrupt, or not signed by this u
 /** The body of a signed file, or why it cannot be used (`missing`: there is none yet, not worth a warning). */
 export async function readSignedFile(path: string): Promise<SignedRead> {
   const early = prefetched.get(path);
-  if (early) {
-    prefetched.delete(path);
-    const read = await early;
-    if (read) return read;
-  }
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch {
-    return { reason: 'no cache yet', missing: true };
-  }
-  if (!hasMagic(bytes)) return { reason: NOT_OURS };
+  prefetched.delete(path);
+  const bytes = (await early) ?? (await readFile(path).catch(() => null));
+  if (!bytes) return { reason: 'no cache yet', missing: true };
+  if (bytes.length < HEAD_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC))
+    return { reason: NOT_OURS };
   const body = bytes.subarray(HEAD_BYTES);
   return timingSafeEqual(await mac(body), bytes.subarray(MAGIC.length, HEAD_BYTES))
     ? { body }
     : { reason: MISMATCH };
 }
 
-function hasMagic(bytes: Buffer): boolean {
-  return bytes.length >= HEAD_BYTES && bytes.subarray(0, MAGIC.length).equals(MAGIC);
-}
-
-/** Reads started by prefetchSignedFile; undefined when the prefetch could not tell (readSignedFile reads again). */
-const prefetched = new Map<string, Promise<SignedRead | undefined>>();
+/** Reads started by prefetchSignedFile (null: it could not read the whole file; readSignedFile tries again). */
+const prefetched = new Map<string, Promise<Buffer | null>>();
 
 /**
- * Starts reading and checking `path` on libuv's threads, for the next readSignedFile of it: one read of
- * the whole file and a WebCrypto HMAC, each one job off the main thread, so a one-shot command does both
- * while it compiles the modules it then needs (issue #23; docs/performance.md). Never throws.
+ * Starts reading `path` for the next readSignedFile of it, as one read on libuv's threads (readFile
+ * reads 512 KB at a time, each part waiting for the main thread), so a one-shot command reads its cache
+ * while it compiles the modules it then needs (issue #23; docs/performance.md). The signature is
+ * checked when the file is taken. Never throws.
  */
 export function prefetchSignedFile(path: string): void {
   if (prefetched.has(path)) return;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return;
+  }
   prefetched.set(
     path,
-    (async (): Promise<SignedRead | undefined> => {
-      let key: Buffer;
-      let fd: number;
-      try {
-        key = readFileSync(cacheKeyPath());
-        fd = openSync(path, 'r');
-      } catch {
-        return undefined;
-      }
+    new Promise<Buffer | null>((resolve) => {
       try {
         const size = fstatSync(fd).size;
         const bytes = Buffer.allocUnsafeSlow(size);
-        const got = await new Promise<number>((resolve, reject) =>
-          read(fd, bytes, 0, size, 0, (err, n) => (err ? reject(err) : resolve(n))),
-        );
-        if (got !== size || key.length < 32) return undefined;
-        if (!hasMagic(bytes)) return { reason: NOT_OURS };
-        const { subtle } = globalThis.crypto;
-        const hmacKey = await subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, [
-          'verify',
-        ]);
-        const body = bytes.subarray(HEAD_BYTES);
-        const ok = await subtle.verify('HMAC', hmacKey, bytes.subarray(MAGIC.length, HEAD_BYTES), body);
-        return ok ? { body } : { reason: MISMATCH };
+        read(fd, bytes, 0, size, 0, (err, got) => {
+          closeSync(fd);
+          resolve(!err && got === size ? bytes : null);
+        });
       } catch {
-        return undefined;
-      } finally {
         closeSync(fd);
+        resolve(null);
       }
-    })(),
+    }),
   );
 }
