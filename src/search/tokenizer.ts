@@ -110,7 +110,7 @@ function runMatches(text: string): RegExpExecArray[] {
 const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
 const COMBINING_MARKS = /\p{M}/gu;
 const ONLY_DIGITS = /^\p{N}+$/u;
-const ASCII_ONLY = /^[\x00-\x7F]*$/;
+const ASCII_ONLY = /^[^\u0080-\uFFFF]*$/;
 const CACHE_LIMIT = 200_000;
 let wordSegmenter: Intl.Segmenter | undefined;
 /** Made on first use (~10 ms of a start): only unspaced scripts are cut by it. */
