@@ -29,22 +29,13 @@ export interface ResultFields {
 
 interface Stored {
   fields: ResultFields;
-  /**
-   * The searchable body (markdown), or what makes it when first read (a document whose `body` is a
-   * getter, as BacklogService's are: a restored index reads only its results' bodies); made into
-   * `snippet` on first use.
-   */
-  body: string | (() => string);
+  /** The searchable body (markdown); made into `snippet` on first use. */
+  body: string;
   tags: string;
   author: string;
   titleTerms?: string[];
   facts?: DocFacts;
   snippet?: SnippetText;
-}
-
-function bodyOf(doc: Stored): string {
-  if (typeof doc.body === 'function') doc.body = doc.body();
-  return doc.body;
 }
 
 /** Bodies kept prepared for snippets at most (about 5 KB each for a 3 KB body). */
@@ -80,7 +71,7 @@ export class ResultStore {
         path: doc.path ?? doc.id,
         updatedMs: doc.updated_ms ?? 0,
       },
-      body: Object.getOwnPropertyDescriptor(doc, 'body')?.get?.bind(doc) ?? doc.body,
+      body: doc.body,
       tags: (doc.tags ?? []).join(', '),
       author: doc.author ?? '',
     });
@@ -95,7 +86,7 @@ export class ResultStore {
     if (!doc) return [];
     const language = this.languageOf(id);
     const found = new Set<string>();
-    for (const text of [doc.fields.title, doc.tags, bodyOf(doc)]) {
+    for (const text of [doc.fields.title, doc.tags, doc.body]) {
       for (const run of this.analyzer.runs(text, language)) {
         if (run.span === 1 && run.terms[0] === term) found.add(text.slice(run.start, run.end).toLowerCase());
         if (found.size >= 20) return [...found];
@@ -195,7 +186,7 @@ export class ResultStore {
       this.prepared.set(id, doc);
       return doc.snippet;
     }
-    const { text, lead } = plainBody(bodyOf(doc));
+    const { text, lead } = plainBody(doc.body);
     doc.snippet = SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(id), lead);
     this.prepared.set(id, doc);
     if (this.prepared.size > MAX_PREPARED) {

@@ -174,33 +174,6 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
   };
 }
 
-/**
- * `item.body`, decoded from its bytes when first read: a one-shot `get` or `list` reads one body or
- * none, and decoding all of them cost ~35 ms of its start (UTF-8 to two-byte strings, fresh memory).
- * Once read (or set) it is a plain property again.
- */
-function lazyBody(item: BacklogItem, bytes: Buffer, start: number, end: number): void {
-  const settle = (target: BacklogItem, body: string) =>
-    Object.defineProperty(target, 'body', {
-      value: body,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  Object.defineProperty(item, 'body', {
-    get(this: BacklogItem) {
-      const body = bytes.toString('utf8', start, end);
-      settle(this, body);
-      return body;
-    },
-    set(this: BacklogItem, body: string) {
-      settle(this, body);
-    },
-    enumerable: true,
-    configurable: true,
-  });
-}
-
 /** The items with their bodies back, each decoded from its bytes (one string of all would outgrow V8's limit). */
 function withBodies(
   meta: Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] },
@@ -214,7 +187,7 @@ function withBodies(
     const length = bodyLengths[i];
     if (!Number.isSafeInteger(length) || length < 0 || at + length > bodies.length)
       throw new Error('items and bodies disagree');
-    if (item && typeof item === 'object') lazyBody(item, bodies, at, at + length);
+    if (item && typeof item === 'object') item.body = bodies.toString('utf8', at, at + length);
     at += length;
   });
   if (at !== bodies.length) throw new Error('items and bodies disagree');

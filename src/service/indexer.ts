@@ -456,8 +456,7 @@ function isCachedItemShape(item: unknown): item is BacklogItem {
     i !== null &&
     typeof i.id === 'string' &&
     typeof i.title === 'string' &&
-    // A body from the cache is decoded when first read, always to a string (index-cache.ts lazyBody).
-    (typeof Object.getOwnPropertyDescriptor(i, 'body')?.get === 'function' || typeof i.body === 'string') &&
+    typeof i.body === 'string' &&
     typeof i.path === 'string' &&
     isRelativeInside(i.path) &&
     !isIgnoredPath(i.path) &&

@@ -227,12 +227,12 @@ export class ItemStore {
       if (!FILTER_FIELDS.has(k) && v !== null && v !== undefined && typeof v !== 'object')
         extra.push(String(v));
     }
-    const doc: SearchDocument = {
+    return {
       id: item.id,
       type: item.type,
       state: item.state,
       title: item.title,
-      body: '',
+      body: withoutComments(searchableBody(item)),
       tags: item.tags,
       author: item.author,
       status: item.status,
@@ -245,12 +245,6 @@ export class ItemStore {
       extra: extra.filter(Boolean).join('\n'),
       ...languageField(item.frontmatter),
     };
-    // Made when read: an index restored from the cache reads only its results' bodies (ResultStore.put).
-    Object.defineProperty(doc, 'body', {
-      get: () => withoutComments(searchableBody(item)),
-      enumerable: true,
-    });
-    return doc;
   }
 
   /**
