@@ -8,8 +8,8 @@
  * viewer's files) still point to the same places. Two modules are adjusted: version.js (its
  * package.json is one level up from dist/, not from dist/bin/) gets the version as a literal, and the
  * embedding worker is started from dist/embeddings/worker.js (it runs in a thread of its own). js-yaml's
- * `!!js/function` type is replaced by one that never matches (it would load esprima), and zod's locales
- * by English alone.
+ * `!!js/function` type is replaced by one that never matches (it would load esprima), zod's locales
+ * by English alone, and commander's node:child_process is loaded when first used.
  * Left out, loaded from node_modules as before: the embedding runtimes (native code, model files found
  * next to their package) and eld (its file is located through the module paths).
  *
@@ -48,6 +48,16 @@ const relocate = {
       contents: 'export { default as en } from "./en.js";\n',
       loader: 'js',
     }));
+    // commander requires node:child_process (with net and dgram, ~9 ms of every start) for executable
+    // subcommands, which this program has none of: loaded if ever used.
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, ({ path }) => {
+      const code = readFileSync(path, 'utf8');
+      const from = "const childProcess = require('node:child_process');";
+      if (!code.includes(from)) throw new Error(`commander: ${from} not found`);
+      const lazy =
+        "const childProcess = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });";
+      return { contents: code.replace(from, lazy), loader: 'js' };
+    });
     b.onLoad({ filter: /[\\/]dist[\\/]embeddings[\\/]pool-slots\.js$/ }, ({ path }) => {
       const code = readFileSync(path, 'utf8');
       const from = "new URL('./worker.js', here)";

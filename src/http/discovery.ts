@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { userConfigDir } from '../storage/user-config.js';
 
@@ -147,11 +146,13 @@ export function findServer(dir: string, version: string, embeddings?: string): S
  * GET `url` (a server's, loopback) as JSON: the body when the status is 200, else undefined (as on any
  * failure or after `timeoutMs`). node:http, not fetch: fetch loads undici, 70 ms of a one-shot start.
  */
-export function getJson(
+export async function getJson(
   url: string,
   token: string | undefined,
   timeoutMs: number,
 ): Promise<Record<string, unknown> | undefined> {
+  // Loaded here, not with the module: a command that finds no server never needs it (~12 ms of a start).
+  const { request } = await import('node:http');
   return new Promise((done) => {
     const req = request(
       url,

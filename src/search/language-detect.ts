@@ -13,7 +13,6 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { languageCode, LANGUAGES, type Language, type Script } from './languages.js';
 
 interface EldResult {
@@ -77,6 +76,8 @@ export async function detectInWorker(
       texts: j.texts.map((t) => t.slice(0, DETECT_CHARS)),
     })),
   };
+  // Loaded when first used (a build), not with the module: a command read from the cache never needs it.
+  const { Worker } = await import('node:worker_threads');
   const answer = await new Promise<unknown>((resolve) => {
     const worker = new Worker(WORKER, { eval: true, workerData: data });
     worker.once('message', (m) => {

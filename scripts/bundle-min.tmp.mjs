@@ -1,0 +1,80 @@
+/**
+ * The `backlog-search` command as users run it (issue #23): the compiled CLI (dist/cli/main.js) and what
+ * it imports, bundled by esbuild into dist/bin/, so that a command reads a few files instead of ~230
+ * (zod alone is 95, the MCP SDK ~420 with its dependencies). Dynamic imports stay chunks of their own:
+ * a command still loads only what it uses (test/startup.test.ts checks both builds).
+ *
+ * dist/bin/ is as deep as dist/cli/, so paths made from `import.meta.url` (the demo backlog, the
+ * viewer's files) still point to the same places. Two modules are adjusted: version.js (its
+ * package.json is one level up from dist/, not from dist/bin/) gets the version as a literal, and the
+ * embedding worker is started from dist/embeddings/worker.js (it runs in a thread of its own). js-yaml's
+ * `!!js/function` type is replaced by one that never matches (it would load esprima), and zod's locales
+ * by English alone.
+ * Left out, loaded from node_modules as before: the embedding runtimes (native code, model files found
+ * next to their package) and eld (its file is located through the module paths).
+ *
+ *   node scripts/bundle-cli.mjs [--dist <dir>]   (default: dist/ of this checkout; run after tsc)
+ */
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+const root = resolve(import.meta.dirname, '..');
+const { values } = parseArgs({ options: { dist: { type: 'string' } } });
+const dist = resolve(values.dist ?? join(root, 'dist'));
+const outdir = join(dist, 'bin');
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+/** The two modules whose paths depend on where the file is. */
+const relocate = {
+  name: 'relocate',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]dist[\\/]version\.js$/ }, () => ({
+      contents: `export const VERSION = ${JSON.stringify(version)};\n`,
+      loader: 'js',
+    }));
+    // js-yaml 3 (gray-matter's) loads esprima, 30 ms of a start, for a `!!js/function` tag that must never
+    // run anyway: front matter is parsed by our own safe engine, and js-yaml only writes it.
+    b.onLoad({ filter: /[\\/]js-yaml[\\/]lib[\\/]js-yaml[\\/]type[\\/]js[\\/]function\.js$/ }, () => ({
+      contents:
+        "var Type = require('../../type');\nmodule.exports = new Type('tag:yaml.org,2002:js/function', { kind: 'scalar', resolve: function () { return false; } });\n",
+      loader: 'js',
+    }));
+    // zod's 40 locales (600 KB of the 750 KB zod brings) are kept by its namespace export though only
+    // English (zod's default, set from en.js directly) is ever used: each start would parse them.
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /[\\/]dist[\\/]embeddings[\\/]pool-slots\.js$/ }, ({ path }) => {
+      const code = readFileSync(path, 'utf8');
+      const from = "new URL('./worker.js', here)";
+      if (!code.includes(from)) throw new Error(`pool-slots.js: ${from} not found`);
+      return { contents: code.replace(from, "new URL('../embeddings/worker.js', here)"), loader: 'js' };
+    });
+  },
+};
+
+await rm(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { 'backlog-search': join(dist, 'cli', 'main.js') },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: '[name]-[hash]',
+  external: ['@huggingface/*', 'onnxruntime-*', '@energetic-ai/*', 'eld', 'eld/*', 'fsevents'],
+  // CommonJS packages inside an ES module bundle call require() for Node's built-ins.
+  banner: {
+    js: "import { createRequire as __bsRequire } from 'node:module';\nconst require = __bsRequire(import.meta.url);",
+  },
+  plugins: [relocate],
+  logLevel: 'warning',
+  legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+});
