@@ -7,7 +7,6 @@
  */
 import { mkdir, readdir, rename, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { z } from 'zod';
 import { BacklogError, errors } from '../errors.js';
 import {
   BACKLOG_MD_KEYS,
@@ -24,15 +23,7 @@ import { createFileExclusive } from '../storage/write-file.js';
 import { asList } from '../storage/values.js';
 import { withWriteLock } from './id-allocation.js';
 import { checkSize, fsError } from './write-text.js';
-import {
-  throwField,
-  type WriteTarget,
-  type createInputSchema,
-  type updateInputSchema,
-} from './write-inputs.js';
-
-type CreateFields = z.output<typeof createInputSchema>;
-type UpdateFields = z.output<typeof updateInputSchema>;
+import { throwField, type WriteTarget, type CreateFields, type UpdateFields } from './write-inputs.js';
 
 /** The tasks Backlog.md counts for a new id or ordinal: those in tasks/ and completed/. */
 function countedTasks(service: WriteTarget): BacklogItem[] {

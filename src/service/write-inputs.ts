@@ -31,129 +31,154 @@ export interface WriteTarget {
 // ---------------------------------------------------------------------------------------------
 // Input schemas (strict: an unknown key is an error). The MCP tools and the HTTP API use these.
 
-const FIELD_NAME = /^[A-Za-z_][\w-]*$/;
-const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]);
-const extraFields = z
-  .record(
-    z.string().regex(FIELD_NAME, 'expected a plain frontmatter key (letters, digits, _ and -)'),
-    extraValue,
-  )
-  .describe('other frontmatter fields, e.g. {"milestone": "v2"}; null removes a field (update)');
-const list = (what: string) => oneOrMany(z.string()).describe(`${what}: a list or a comma-separated string`);
-
-const patchShape = {
-  title: z.string().trim().min(1).max(300).describe('one-line title'),
-  status: z
-    .string()
-    .trim()
-    .min(1)
-    .describe("one of the backlog's statuses, any case and spacing (backlog_list lists them)"),
-  parent_id: z
-    .string()
-    .trim()
-    .min(1)
-    .nullable()
-    .describe('id of the parent epic or task, e.g. EPIC-0001 (null: no parent)'),
-  tags: list('tags'),
-  author: z.string().trim().min(1).nullable(),
-  assignee: z.string().trim().min(1).nullable(),
-  priority: z.string().trim().min(1).nullable().describe('low, medium, high (native also critical)'),
-  references: list('ids or URLs this item refers to'),
-};
-
-export const createInputSchema = z
-  .object({
-    type: z.enum(['task', 'epic']).default('task').describe('task (default) or epic'),
-    title: patchShape.title,
-    status: patchShape.status.optional().describe("default: the backlog's default status"),
-    parent_id: patchShape.parent_id.optional(),
-    tags: patchShape.tags.optional(),
-    author: patchShape.author.optional(),
-    assignee: patchShape.assignee.optional(),
-    priority: patchShape.priority.optional(),
-    references: patchShape.references.optional(),
-    body: z.string().max(MAX_FILE_BYTES).default('').describe('markdown body'),
-    fields: extraFields.optional(),
-  })
-  .strict();
-
-export const updateInputSchema = z
-  .object({
-    id: z.string().trim().min(1).describe('the task or epic to change, e.g. TASK-0001'),
-    title: patchShape.title.optional(),
-    type: z.enum(['task', 'epic']).optional(),
-    status: patchShape.status.optional(),
-    parent_id: patchShape.parent_id.optional(),
-    tags: patchShape.tags.nullable().optional(),
-    author: patchShape.author.optional(),
-    assignee: patchShape.assignee.optional(),
-    priority: patchShape.priority.optional(),
-    references: patchShape.references.nullable().optional(),
-    body: z.string().max(MAX_FILE_BYTES).optional().describe('replaces the whole body'),
-    append: z.string().max(MAX_FILE_BYTES).optional().describe('added at the end of the body, on a new line'),
-    old_string: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('exact text of the body to replace (with new_string); must occur once unless replace_all'),
-    new_string: z.string().optional(),
-    replace_all: z.boolean().default(false),
-    fields: extraFields.optional(),
-    expected_updated_at: z
-      .string()
-      .optional()
-      .describe("fail with CONFLICT unless the item's updated_at is still this value"),
-  })
-  .strict();
-
-export const deleteInputSchema = z
-  .object({
-    id: z.string().trim().min(1).describe('id, resource URI or path of the item to delete'),
-    force: z
-      .boolean()
-      .default(false)
-      .describe('delete a task or epic that has children (they keep a dangling parent_id)'),
-    permanent: z
-      .boolean()
-      .default(false)
-      .describe(
-        'Backlog.md backlogs archive a deleted task (archive/tasks/), as Backlog.md does; true deletes the file',
-      ),
-  })
-  .strict();
-
 export const RESOURCE_WRITE_MODES = ['create', 'overwrite', 'append', 'replace'] as const;
 
-export const writeResourceInputSchema = z
-  .object({
-    path: z
+/**
+ * The write tools' input schemas, made on first use (writeSchemas): zod builds each one at definition,
+ * and a one-shot read (search, get, list) would pay ~10 ms of its start for schemas it never uses.
+ */
+function makeWriteSchemas() {
+  const FIELD_NAME = /^[A-Za-z_][\w-]*$/;
+  const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]);
+  const extraFields = z
+    .record(
+      z.string().regex(FIELD_NAME, 'expected a plain frontmatter key (letters, digits, _ and -)'),
+      extraValue,
+    )
+    .describe('other frontmatter fields, e.g. {"milestone": "v2"}; null removes a field (update)');
+  const list = (what: string) =>
+    oneOrMany(z.string()).describe(`${what}: a list or a comma-separated string`);
+
+  const patchShape = {
+    title: z.string().trim().min(1).max(300).describe('one-line title'),
+    status: z
       .string()
       .trim()
       .min(1)
-      .describe(
-        'path relative to the backlog root (or mcp://backlog/<path>), e.g. resources/notes/meeting.md',
-      ),
-    mode: z
-      .enum(RESOURCE_WRITE_MODES)
-      .optional()
-      .describe(
-        'create (default; fails if the file exists), overwrite (create or replace all), append, replace (old_string -> new_string; the default when old_string is given)',
-      ),
-    content: z.string().max(MAX_FILE_BYTES).optional().describe('the text for create, overwrite and append'),
-    old_string: z
+      .describe("one of the backlog's statuses, any case and spacing (backlog_list lists them)"),
+    parent_id: z
       .string()
+      .trim()
       .min(1)
-      .optional()
-      .describe('replace: exact text to find; must occur exactly once unless replace_all'),
-    new_string: z.string().optional().describe('replace: the text to put instead'),
-    replace_all: z.boolean().default(false),
-  })
-  .strict();
+      .nullable()
+      .describe('id of the parent epic or task, e.g. EPIC-0001 (null: no parent)'),
+    tags: list('tags'),
+    author: z.string().trim().min(1).nullable(),
+    assignee: z.string().trim().min(1).nullable(),
+    priority: z.string().trim().min(1).nullable().describe('low, medium, high (native also critical)'),
+    references: list('ids or URLs this item refers to'),
+  };
 
-export type CreateInput = z.input<typeof createInputSchema>;
-export type UpdateInput = z.input<typeof updateInputSchema>;
-export type DeleteInput = z.input<typeof deleteInputSchema>;
-export type WriteResourceInput = z.input<typeof writeResourceInputSchema>;
+  const create = z
+    .object({
+      type: z.enum(['task', 'epic']).default('task').describe('task (default) or epic'),
+      title: patchShape.title,
+      status: patchShape.status.optional().describe("default: the backlog's default status"),
+      parent_id: patchShape.parent_id.optional(),
+      tags: patchShape.tags.optional(),
+      author: patchShape.author.optional(),
+      assignee: patchShape.assignee.optional(),
+      priority: patchShape.priority.optional(),
+      references: patchShape.references.optional(),
+      body: z.string().max(MAX_FILE_BYTES).default('').describe('markdown body'),
+      fields: extraFields.optional(),
+    })
+    .strict();
+
+  const update = z
+    .object({
+      id: z.string().trim().min(1).describe('the task or epic to change, e.g. TASK-0001'),
+      title: patchShape.title.optional(),
+      type: z.enum(['task', 'epic']).optional(),
+      status: patchShape.status.optional(),
+      parent_id: patchShape.parent_id.optional(),
+      tags: patchShape.tags.nullable().optional(),
+      author: patchShape.author.optional(),
+      assignee: patchShape.assignee.optional(),
+      priority: patchShape.priority.optional(),
+      references: patchShape.references.nullable().optional(),
+      body: z.string().max(MAX_FILE_BYTES).optional().describe('replaces the whole body'),
+      append: z
+        .string()
+        .max(MAX_FILE_BYTES)
+        .optional()
+        .describe('added at the end of the body, on a new line'),
+      old_string: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('exact text of the body to replace (with new_string); must occur once unless replace_all'),
+      new_string: z.string().optional(),
+      replace_all: z.boolean().default(false),
+      fields: extraFields.optional(),
+      expected_updated_at: z
+        .string()
+        .optional()
+        .describe("fail with CONFLICT unless the item's updated_at is still this value"),
+    })
+    .strict();
+
+  const remove = z
+    .object({
+      id: z.string().trim().min(1).describe('id, resource URI or path of the item to delete'),
+      force: z
+        .boolean()
+        .default(false)
+        .describe('delete a task or epic that has children (they keep a dangling parent_id)'),
+      permanent: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Backlog.md backlogs archive a deleted task (archive/tasks/), as Backlog.md does; true deletes the file',
+        ),
+    })
+    .strict();
+
+  const writeResource = z
+    .object({
+      path: z
+        .string()
+        .trim()
+        .min(1)
+        .describe(
+          'path relative to the backlog root (or mcp://backlog/<path>), e.g. resources/notes/meeting.md',
+        ),
+      mode: z
+        .enum(RESOURCE_WRITE_MODES)
+        .optional()
+        .describe(
+          'create (default; fails if the file exists), overwrite (create or replace all), append, replace (old_string -> new_string; the default when old_string is given)',
+        ),
+      content: z
+        .string()
+        .max(MAX_FILE_BYTES)
+        .optional()
+        .describe('the text for create, overwrite and append'),
+      old_string: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('replace: exact text to find; must occur exactly once unless replace_all'),
+      new_string: z.string().optional().describe('replace: the text to put instead'),
+      replace_all: z.boolean().default(false),
+    })
+    .strict();
+  return { create, update, delete: remove, writeResource };
+}
+
+let made: ReturnType<typeof makeWriteSchemas> | undefined;
+/** The input schemas of create, update, delete and writeResource (strict: an unknown key is an error). */
+export function writeSchemas(): ReturnType<typeof makeWriteSchemas> {
+  return (made ??= makeWriteSchemas());
+}
+type WriteSchemas = ReturnType<typeof writeSchemas>;
+
+export type CreateInput = z.input<WriteSchemas['create']>;
+export type UpdateInput = z.input<WriteSchemas['update']>;
+export type UpdateFields = z.output<WriteSchemas['update']>;
+export type CreateFields = z.output<WriteSchemas['create']>;
+export type DeleteInput = z.input<WriteSchemas['delete']>;
+export type WriteResourceInput = z.input<WriteSchemas['writeResource']>;
 
 export interface WriteResult {
   action: 'created' | 'updated' | 'deleted' | 'archived' | 'overwritten' | 'appended' | 'replaced';

@@ -21,21 +21,18 @@ import {
   createBacklogMdTask,
   quoteBareNamesInFile,
 } from './backlog-md-writes.js';
-import type { z } from 'zod';
 import type { BacklogItem } from '../storage/types.js';
 import { summarize } from './summary.js';
 import {
   FIELD_HINTS,
   checkVocabulary,
-  createInputSchema,
-  deleteInputSchema,
   parseInput,
   throwField,
-  updateInputSchema,
   validateFrontmatter,
-  writeResourceInputSchema,
+  writeSchemas,
   type CreateInput,
   type DeleteInput,
+  type UpdateFields,
   type UpdateInput,
   type WriteResourceInput,
   type WriteResult,
@@ -210,7 +207,7 @@ async function applied(
 // The writes
 
 export async function createItem(service: WriteTarget, raw: CreateInput): Promise<WriteResult> {
-  const input = parseInput(createInputSchema, raw);
+  const input = parseInput(writeSchemas().create, raw);
   checkExtraFields(input.fields);
   const { status = service.format.config.defaultStatus, priority } = checkVocabulary(service.format, input);
   const parent = input.parent_id ? resolveParent(service, input.parent_id) : undefined;
@@ -255,7 +252,7 @@ export async function createItem(service: WriteTarget, raw: CreateInput): Promis
 }
 
 export async function updateItem(service: WriteTarget, raw: UpdateInput): Promise<WriteResult> {
-  const input = parseInput(updateInputSchema, raw);
+  const input = parseInput(writeSchemas().update, raw);
   checkExtraFields(input.fields);
   Object.assign(input, checkVocabulary(service.format, input));
   const bodyOps = [
@@ -326,7 +323,7 @@ function patchTask(
   service: WriteTarget,
   item: BacklogItem,
   original: string,
-  input: z.output<typeof updateInputSchema>,
+  input: UpdateFields,
 ): { out: string; replacements?: number } {
   const md = service.format.name === 'backlog-md';
   // Backlog.md reads `assignee: @name` as text; quoted so, the block is YAML the edit can work on.
@@ -392,7 +389,7 @@ function patchTask(
 function patchNativeFrontMatter(
   item: BacklogItem,
   fm: Record<string, unknown>,
-  input: z.output<typeof updateInputSchema>,
+  input: UpdateFields,
   parent: string | null | undefined,
   changes: [string, unknown][],
 ): void {
@@ -431,7 +428,7 @@ function nextUpdatedAt(fm: Record<string, unknown>): string {
 }
 
 export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promise<WriteResult> {
-  const input = parseInput(deleteInputSchema, raw);
+  const input = parseInput(writeSchemas().delete, raw);
   const item = service.get(input.id);
   const children = service.children(item.id);
   if (children.length && !input.force) {
@@ -471,7 +468,7 @@ export async function deleteItem(service: WriteTarget, raw: DeleteInput): Promis
 }
 
 export async function writeResourceFile(service: WriteTarget, raw: WriteResourceInput): Promise<WriteResult> {
-  const input = parseInput(writeResourceInputSchema, raw);
+  const input = parseInput(writeSchemas().writeResource, raw);
   const rel = safeResourcePath(input.path, service.format);
   const mode = input.mode ?? (input.old_string !== undefined ? 'replace' : 'create');
   if (mode === 'replace') {

@@ -1,10 +1,10 @@
 import type { BacklogService } from '../../service/backlog-service.js';
-import { createInputSchema } from '../../service/write-inputs.js';
+import { writeSchemas } from '../../service/write-inputs.js';
 import type { Workspace } from '../../workspace/workspace.js';
 import { taskKinds, writeOutput } from '../format.js';
 import { projectShape, type ToolSpec } from '../tool.js';
 
-const strict = createInputSchema.extend(projectShape);
+const strict = writeSchemas().create.extend(projectShape);
 
 /** Names agents use for the fields of a write (Backlog.md's `labels`, a `description` for the body). */
 export const WRITE_ALIASES = {

@@ -1,9 +1,9 @@
 import type { Workspace } from '../../workspace/workspace.js';
-import { deleteInputSchema } from '../../service/write-inputs.js';
+import { writeSchemas } from '../../service/write-inputs.js';
 import { exampleId, taskKinds, writeOutput } from '../format.js';
 import { projectShape, type ToolSpec } from '../tool.js';
 
-const strict = deleteInputSchema.extend(projectShape);
+const strict = writeSchemas().delete.extend(projectShape);
 
 export function deleteTool(ws: Workspace): ToolSpec {
   return {

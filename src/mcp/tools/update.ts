@@ -1,10 +1,10 @@
 import type { Workspace } from '../../workspace/workspace.js';
-import { updateInputSchema } from '../../service/write-inputs.js';
+import { writeSchemas } from '../../service/write-inputs.js';
 import { exampleId, taskKinds, writeOutput } from '../format.js';
 import { projectShape, type ToolSpec } from '../tool.js';
 import { WRITE_ALIASES } from './create.js';
 
-const strict = updateInputSchema.extend(projectShape);
+const strict = writeSchemas().update.extend(projectShape);
 
 export function updateTool(ws: Workspace): ToolSpec {
   return {

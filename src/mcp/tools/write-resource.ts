@@ -1,9 +1,9 @@
 import type { Workspace } from '../../workspace/workspace.js';
-import { writeResourceInputSchema } from '../../service/write-inputs.js';
+import { writeSchemas } from '../../service/write-inputs.js';
 import { writeOutput } from '../format.js';
 import { projectShape, type ToolSpec } from '../tool.js';
 
-const strict = writeResourceInputSchema.extend(projectShape);
+const strict = writeSchemas().writeResource.extend(projectShape);
 
 export function writeResourceTool(ws: Workspace): ToolSpec {
   return {

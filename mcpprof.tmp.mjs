@@ -1,0 +1,13 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+const main = process.argv[2] ?? 'dist/bin/backlog-search.js';
+const started = performance.now();
+const transport = new StdioClientTransport({ command: process.execPath, args: [main, 'mcp', '--dir', '/work/shared/eval/backlog-md', ...process.argv.slice(3)], env: getDefaultEnvironment(), stderr: 'ignore' });
+const client = new Client({ name: 'x', version: '1' });
+await client.connect(transport);
+const init = performance.now() - started;
+const res = await client.callTool({ name: 'backlog_search', arguments: { query: 'board view windows', limit: 10 } });
+const first = performance.now() - started;
+console.log('init', init.toFixed(0), 'first', first.toFixed(0), res.isError ? 'ERR' : '');
+await new Promise(r => setTimeout(r, 100));
+await client.close();
