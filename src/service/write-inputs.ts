@@ -261,7 +261,7 @@ export function checkVocabulary(
  * the caller passed; a failing field the caller did not pass comes from the file as it is.
  */
 export function validateFrontmatter(fm: Record<string, unknown>, given?: ReadonlySet<string>): void {
-  const result = taskFrontmatterSchema.safeParse(fm);
+  const result = taskFrontmatterSchema().safeParse(fm);
   if (result.success) return;
   const issue = result.error.issues[0];
   const field = String(issue.path[0] ?? 'frontmatter');

@@ -5,30 +5,37 @@ import { STATUSES } from './types.js';
 export const ITEM_ID = /^(TASK|EPIC)-\d{4,}$/;
 export const PRIORITIES = ['low', 'medium', 'high', 'critical'] as const;
 
-const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an ISO 8601 date');
-
 /**
  * The strict frontmatter of a task or epic: what `backlog_create` / `backlog_update` write.
  * On read it is only checked: a file that does not fit is flagged in diagnostics and kept as written.
+ * Made on first use: a process that reads the backlog from its cache parses no file.
  */
-export const taskFrontmatterSchema = z
-  .object({
-    id: z.string().regex(ITEM_ID, 'expected TASK-0001 or EPIC-0001'),
-    title: z.string().min(1),
-    type: z.enum(['task', 'epic']),
-    status: z.enum(STATUSES),
-    parent_id: z.string().regex(ITEM_ID, 'expected TASK-0001 or EPIC-0001').nullable().optional(),
-    tags: z.array(z.string()).optional(),
-    author: z.string().nullable().optional(),
-    assignee: z.string().nullable().optional(),
-    priority: z.enum(PRIORITIES).nullable().optional(),
-    references: z.array(z.string()).optional(),
-    created_at: isoDate.optional(),
-    updated_at: isoDate.optional(),
-  })
-  .passthrough();
+function makeTaskFrontmatterSchema() {
+  const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an ISO 8601 date');
+  return z
+    .object({
+      id: z.string().regex(ITEM_ID, 'expected TASK-0001 or EPIC-0001'),
+      title: z.string().min(1),
+      type: z.enum(['task', 'epic']),
+      status: z.enum(STATUSES),
+      parent_id: z.string().regex(ITEM_ID, 'expected TASK-0001 or EPIC-0001').nullable().optional(),
+      tags: z.array(z.string()).optional(),
+      author: z.string().nullable().optional(),
+      assignee: z.string().nullable().optional(),
+      priority: z.enum(PRIORITIES).nullable().optional(),
+      references: z.array(z.string()).optional(),
+      created_at: isoDate.optional(),
+      updated_at: isoDate.optional(),
+    })
+    .passthrough();
+}
 
-export type TaskFrontmatter = z.infer<typeof taskFrontmatterSchema>;
+let made: ReturnType<typeof makeTaskFrontmatterSchema> | undefined;
+export function taskFrontmatterSchema(): ReturnType<typeof makeTaskFrontmatterSchema> {
+  return (made ??= makeTaskFrontmatterSchema());
+}
+
+export type TaskFrontmatter = z.infer<ReturnType<typeof taskFrontmatterSchema>>;
 
 /** Frontmatter names other tools use for our fields (Backlog.md among them), read as ours. */
 export const FIELD_ALIASES: Record<string, string[]> = {

@@ -59,7 +59,7 @@ export const nativeFormat: BacklogFormat = {
     const normalized: Record<string, unknown> = { ...fm };
     for (const key of ['created_at', 'updated_at'])
       if (fm[key] instanceof Date) normalized[key] = asText(fm[key]);
-    const result = taskFrontmatterSchema.safeParse(normalized);
+    const result = taskFrontmatterSchema().safeParse(normalized);
     if (result.success) return;
     for (const issue of result.error.issues) {
       const field = issue.path.join('.') || 'frontmatter';
