@@ -108,6 +108,12 @@ const SAVE_EVERY_MS = 30_000;
  */
 const BACKGROUND_BATCH_CHARS = 2000;
 
+/**
+ * Chunks to embed above which a background build opens the query lane: a smaller build is over in about
+ * the time the lane's worker takes to load (the bundled model: ~60 ms per chunk on one core, ~1-2 s to load).
+ */
+export const QUERY_LANE_MIN_CHUNKS = 200;
+
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
 const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
@@ -284,6 +290,12 @@ export class SemanticSearch implements VectorRetriever {
     const grow = many > 1;
     const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
     const growing = grow ? resize(many) : undefined;
+    // A large background build: queries get a worker of their own while it lasts (EmbeddingPool.queryLane),
+    // loading beside the first pass; until it is loaded they go ahead of the build's batches as before.
+    const lane = mode === 'background' && missing > QUERY_LANE_MIN_CHUNKS;
+    const queryLane = (open: boolean) =>
+      shared ? shared.queryLane(this, open) : this.pool?.queryLane(open);
+    if (lane) void queryLane(true);
     try {
       if (mode === 'wait' || missing === 0) {
         await this.enqueue(() => index.upsert(docs, progress(0)));
@@ -301,6 +313,7 @@ export class SemanticSearch implements VectorRetriever {
         }
       }
     } finally {
+      if (lane) await queryLane(false);
       await growing;
       if (grow) await resize(1);
       this.embedding = false;
