@@ -269,13 +269,16 @@ export class EmbeddingPool implements Embedder {
    * Opens or closes the query lane: one more worker that runs only urgent batches (query embeddings, the
    * gibberish panel), so that a query never waits behind a batch of a build (~250 ms for a run of 4 x 128
    * tokens of the bundled model; a query alone takes ~12 ms). For the initial embedding only: it costs a
-   * loaded model (about 80 MB of RSS with the bundled model) while it lives. Opening resolves once its
-   * model is loaded (or failed to: queries then go to the other workers as before). Closing stops it at
-   * once when idle, else after its current batch. In-thread pools (`workers: 0`) have none.
+   * loaded model (about 80 MB of RSS with the bundled model) while it lives. While it loads (1-2 s of a
+   * core), queued non-urgent batches wait: the other workers are free for queries meanwhile, and the load
+   * gets the core the build would have used. Opening resolves once its model is loaded (or failed to:
+   * queries then go to the other workers as before). Closing stops it at once when idle, else after its
+   * current batch. In-thread pools (`workers: 0`) have none.
    */
   async queryLane(open: boolean): Promise<void> {
     this.laneWanted = open && !this.closed && !this.slots.some((s) => s instanceof InlineSlot);
     if (!this.laneWanted) {
+      this.dispatch(); // batches held while it loaded go on
       // A lane still loading is stopped once loaded: wait for that, so that it is gone when this resolves.
       await this.laneLoading;
       if (!this.laneWanted && this.lane && !this.lane.current) await this.dropLane();
@@ -290,7 +293,7 @@ export class EmbeddingPool implements Embedder {
       ({ worker, ready }) => {
         this.laneLoading = null;
         if (!this.laneWanted || this.closed || ready.id !== this.id || this.lane)
-          return worker.terminate().then(() => undefined);
+          return worker.terminate().then(() => this.dispatch());
         else {
           this.lane = new ThreadSlot(
             worker,
@@ -303,6 +306,7 @@ export class EmbeddingPool implements Embedder {
       },
       () => {
         this.laneLoading = null;
+        this.dispatch();
       },
     );
     await this.laneLoading;
@@ -478,9 +482,10 @@ export class EmbeddingPool implements Embedder {
       const batch = this.next(true);
       if (batch) this.lane.run(batch);
     }
+    const hold = this.laneWanted && this.laneLoading !== null;
     for (const slot of this.slots) {
       if (slot.current || this.retiring.has(slot)) continue;
-      const batch = this.next();
+      const batch = this.next(hold);
       if (!batch) return;
       slot.run(batch);
     }
@@ -499,7 +504,8 @@ export class EmbeddingPool implements Embedder {
       this.lane = null;
       const batch = slot.current;
       if (batch && !batch.settled && ++batch.attempts < 2) this.urgent.unshift(batch);
-      else if (batch) this.settle(batch, (b) => b.reject(new Error(`embedding failed twice, last: ${err.message}`)));
+      else if (batch)
+        this.settle(batch, (b) => b.reject(new Error(`embedding failed twice, last: ${err.message}`)));
       this.dispatch();
       return;
     }

@@ -44,6 +44,8 @@ export interface SemanticOptions {
   onProgress?: (done: number, total: number) => void;
   /** A pool shared with other backlogs (a workspace): acquired instead of started, released on close. */
   sharedPool?: SharedEmbeddingPool;
+  /** Chunks left after a background build's first pass above which queries get a lane (default {@link QUERY_LANE_MIN_CHUNKS}). */
+  queryLaneMinChunks?: number;
 }
 
 export interface SemanticStatus {
@@ -109,8 +111,8 @@ const SAVE_EVERY_MS = 30_000;
 const BACKGROUND_BATCH_CHARS = 2000;
 
 /**
- * Chunks to embed above which a background build opens the query lane: a smaller build is over in about
- * the time the lane's worker takes to load (the bundled model: ~60 ms per chunk on one core, ~1-2 s to load).
+ * Chunks left after its first pass above which a background build opens the query lane: fewer are embedded
+ * in about 12 s of the bundled model (~60 ms a chunk), not much more than the lane's worker takes to load.
  */
 export const QUERY_LANE_MIN_CHUNKS = 200;
 
@@ -290,12 +292,11 @@ export class SemanticSearch implements VectorRetriever {
     const grow = many > 1;
     const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
     const growing = grow ? resize(many) : undefined;
-    // A large background build: queries get a worker of their own while it lasts (EmbeddingPool.queryLane),
-    // loading beside the first pass; until it is loaded they go ahead of the build's batches as before.
-    const lane = mode === 'background' && missing > QUERY_LANE_MIN_CHUNKS;
-    const queryLane = (open: boolean) =>
-      shared ? shared.queryLane(this, open) : this.pool?.queryLane(open);
-    if (lane) void queryLane(true);
+    // After the first pass of a large background build, queries get a worker of their own while the rest
+    // is embedded (EmbeddingPool.queryLane). Not before: searches run bm25 until then, and loading it beside
+    // the first pass delayed the first hybrid answer (docs/performance.md).
+    let lane = false;
+    const queryLane = (open: boolean) => (shared ? shared.queryLane(this, open) : this.pool?.queryLane(open));
     try {
       if (mode === 'wait' || missing === 0) {
         await this.enqueue(() => index.upsert(docs, progress(0)));
@@ -306,6 +307,8 @@ export class SemanticSearch implements VectorRetriever {
         // The first pass: what the cache has, and one new chunk per document (its title when more wait).
         await this.enqueue(() => index.upsert(docs, { embed: mode === 'never' ? 0 : 1, ...progress(0) }));
         this.markReady();
+        lane = this.embedding && index.waiting > (this.options.queryLaneMinChunks ?? QUERY_LANE_MIN_CHUNKS);
+        if (lane) void queryLane(true);
         if (this.embedding) {
           this.scheduleSave(0);
           await this.applyPending();
