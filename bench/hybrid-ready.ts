@@ -16,7 +16,8 @@
  * process (sampled every 50 ms: main thread, workers, WASM heaps), CPU seconds of the process, and the
  * latency of the queries right after ready (`--queries`, default 30), each in hybrid then in bm25 (the
  * build still runs then: a hybrid query's embedding runs on the query lane, a worker of its own, or before
- * the lane, in `--variants main`, goes ahead of the build's batches but waits for the one running). `--quality` runs one more process per variant: at ready it holds the build (a blocker in
+ * the lane, in `--variants main`, goes ahead of the build's batches but waits for the one running;
+ * `--query-delay S` runs them S seconds after ready instead). `--quality` runs one more process per variant: at ready it holds the build (a blocker in
  * the semantic index's write queue, so the state measured does not move), runs the judged dev set
  * (bench/devset) in bm25 and hybrid, lets the build go on, and runs hybrid again once every chunk is in.
  *
@@ -55,6 +56,8 @@ const { values: args } = parseArgs({
     name: { type: 'string', default: '' },
     /** Queries timed right after ready (of the dev set's 84). */
     queries: { type: 'string', default: '30' },
+    /** Seconds to wait after ready before those queries (the build goes on meanwhile). */
+    'query-delay': { type: 'string', default: '0' },
   },
 });
 const log = (s: string) => process.stderr.write(`[hybrid-ready] ${s}\n`);
@@ -133,6 +136,8 @@ interface ChildResult {
     warning?: string;
   };
   load_avg: [number, number];
+  /** From ready until the query lane's worker had loaded (sampled every 50 ms). */
+  lane_on_after_ready_ms?: number;
   quality?: { bm25: DevsetScores; at_ready: DevsetScores; at_full: DevsetScores };
 }
 
@@ -157,11 +162,16 @@ async function child(): Promise<ChildResult> {
   // eslint-disable-next-line prefer-const -- read by the sampler before openBacklog resolves
   let service: Service | undefined;
   let readyAt = 0;
+  let laneOnAt = 0;
   let onReady: () => void = () => {};
   const ready = new Promise<void>((r) => (onReady = r));
   const t0 = performance.now();
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
+    // The query lane's worker loaded (code without a lane: never).
+    const pool = (service as unknown as { semantic?: { pool?: { stats(): { lane?: string } } } })?.semantic
+      ?.pool;
+    if (readyAt && !laneOnAt && pool?.stats().lane === 'on') laneOnAt = performance.now();
     if (!readyAt && service?.semanticStatus().state === 'ready') {
       readyAt = performance.now();
       onReady();
@@ -219,6 +229,7 @@ async function child(): Promise<ChildResult> {
       release();
     }
   }
+  await sleep(Number(args['query-delay']) * 1000);
   // Each query in hybrid, then in bm25: the same moment of the build, the embedding's share told apart.
   const times: number[] = [];
   const bm25Times: number[] = [];
@@ -267,6 +278,7 @@ async function child(): Promise<ChildResult> {
       ...(last?.warnings?.length ? { warning: last.warnings.join('; ') } : {}),
     },
     load_avg: [round(loadStart, 2), round(os.loadavg()[0], 2)],
+    ...(laneOnAt ? { lane_on_after_ready_ms: Math.round(laneOnAt - readyAt) } : {}),
     ...(quality ? { quality } : {}),
   };
 }
@@ -315,7 +327,7 @@ async function runChild(script: string, v: Variant, quality: boolean): Promise<C
       ...(v.memoryBudgetMb ? ['--memory-budget', String(v.memoryBudgetMb)] : []),
       ...(quality ? ['--quality'] : []),
       ...(args['until-ready'] ? ['--until-ready'] : []),
-      ...['--queries', args.queries],
+      ...['--queries', args.queries, '--query-delay', args['query-delay']],
     ];
     const started = performance.now();
     const res = spawnSync(process.execPath, argv, {

@@ -82,6 +82,12 @@ export const DEFAULT_MEMORY_BUDGET_MB = 400;
  */
 const FIRST_WORKER_PEAK = 1.0;
 const EXTRA_WORKER_PEAK = 1.6;
+/**
+ * What the query lane adds while it lives, in the same units: a loaded model that embeds only short
+ * queries (+73 MB of peak RSS on a Backlog.md subset, L about 100 MB: bench/hybrid-ready.ts, docs/performance.md).
+ * Reserved from the budget before a second build worker is planned; the lane itself opens whatever the budget.
+ */
+const QUERY_LANE_PEAK = 0.75;
 
 /** The projected peak RSS (MB) of an initial embedding on `n` workers (see FIRST_WORKER_PEAK). */
 export function projectedPeakMb(rssMb: number, workerMb: number, n: number): number {
@@ -287,7 +293,10 @@ export class SemanticSearch implements VectorRetriever {
     // Many chunks to embed: every core the memory budget allows while it lasts (the same pool grows, so
     // the model is not loaded again), then one worker for queries and edits. The upsert starts on the
     // first worker while the others load.
-    const many = missing > 200 && mode !== 'never' ? await this.buildWorkers(workerMb) : 1;
+    const many =
+      missing > 200 && mode !== 'never'
+        ? await this.buildWorkers(workerMb, mode === 'background' && missing > this.laneMinChunks())
+        : 1;
     this.status.buildWorkers = missing > 0 && mode !== 'never' ? many : 0;
     const grow = many > 1;
     const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
@@ -307,7 +316,7 @@ export class SemanticSearch implements VectorRetriever {
         // The first pass: what the cache has, and one new chunk per document (its title when more wait).
         await this.enqueue(() => index.upsert(docs, { embed: mode === 'never' ? 0 : 1, ...progress(0) }));
         this.markReady();
-        lane = this.embedding && index.waiting > (this.options.queryLaneMinChunks ?? QUERY_LANE_MIN_CHUNKS);
+        lane = this.embedding && index.waiting > this.laneMinChunks();
         if (lane) void queryLane(true);
         if (this.embedding) {
           this.scheduleSave(0);
@@ -487,7 +496,11 @@ export class SemanticSearch implements VectorRetriever {
    * the first worker loaded; the worker's own heaps count instead when larger (the main thread may have
    * freed memory meanwhile).
    */
-  private async buildWorkers(loadedMb: number): Promise<number> {
+  private laneMinChunks(): number {
+    return this.options.queryLaneMinChunks ?? QUERY_LANE_MIN_CHUNKS;
+  }
+
+  private async buildWorkers(loadedMb: number, lane: boolean): Promise<number> {
     const asked = this.options.workers;
     if (asked !== undefined && Number.isFinite(asked)) return Math.max(1, Math.min(2, Math.floor(asked)));
     const cores = Math.min(2, availableParallelism());
@@ -495,7 +508,8 @@ export class SemanticSearch implements VectorRetriever {
     const [own] = (await this.pool?.workerMemory().catch(() => [])) ?? [];
     const workerMb = Math.max(loadedMb, own ? (own.heapTotal + own.external) / MB : 0);
     const budget = this.options.memoryBudgetMb ?? DEFAULT_MEMORY_BUDGET_MB;
-    const rss = process.memoryUsage.rss() / MB;
+    // The query lane (probably) opens after the first pass: its share of the budget is not the build's.
+    const rss = process.memoryUsage.rss() / MB + (lane ? workerMb * QUERY_LANE_PEAK : 0);
     const n = workersWithin(budget, rss, workerMb, cores);
     if (n < cores)
       this.status.buildNote =
