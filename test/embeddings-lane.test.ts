@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddingPool } from '../src/embeddings/pool.js';
 import { SemanticSearch } from '../src/embeddings/semantic-search.js';
+import { SharedEmbeddingPool } from '../src/embeddings/shared-pool.js';
 import type { BacklogItem } from '../src/storage/types.js';
 
 let pool: EmbeddingPool;
@@ -96,7 +97,7 @@ describe('EmbeddingPool query lane (bundled model, real workers)', () => {
 });
 
 describe('a background build opens the lane after its first pass and closes it when done', () => {
-  it('lane loading or on while the rest is embedded, gone once every chunk is in', async () => {
+  it('lane loading or on while the rest is embedded, gone once every chunk is in; in a workspace, kept while any build wants it', async () => {
     // Two chunks each (two windows of the body; the title is embedded on its own first): the first pass embeds the titles, the rest waits.
     const words = (i: number) => Array.from({ length: 90 }, (_, k) => `w${(i * 7 + k) % 50}`).join(' ');
     const items = Array.from(
@@ -104,11 +105,14 @@ describe('a background build opens the lane after its first pass and closes it w
       (_, i) =>
         ({ id: `TASK-${i + 1}`, title: `item ${i + 1} about billing`, body: words(i) }) as BacklogItem,
     );
+    // Through a workspace's shared pool: the path every backlog of a workspace takes.
+    const shared = new SharedEmbeddingPool({ provider: 'bundled' });
     const semantic = new SemanticSearch({
       provider: 'bundled',
       cacheDir: null,
       embedMissing: 'background',
       queryLaneMinChunks: 0,
+      sharedPool: shared,
     });
     try {
       await semantic.start(items);
@@ -127,6 +131,19 @@ describe('a background build opens the lane after its first pass and closes it w
       expect(seen.has('loading')).toBe(true);
       expect(poolOf()?.stats().lane).toBe('off');
       expect(poolOf()?.stats().workers).toBe(1);
+
+      // Two more backlogs building at once: the lane stays while either wants it, and goes with the last.
+      const a = {};
+      const b = {};
+      await shared.acquire();
+      await shared.acquire();
+      await Promise.all([shared.queryLane(a, true), shared.queryLane(b, true)]);
+      expect(poolOf()?.stats().lane).toBe('on');
+      await shared.queryLane(a, false);
+      expect(poolOf()?.stats().lane).toBe('on');
+      await shared.release(b); // closed mid-build: its wish goes with it
+      expect(poolOf()?.stats().lane).toBe('off');
+      await shared.release(a);
     } finally {
       await semantic.close();
     }

@@ -34,8 +34,9 @@ export class SharedEmbeddingPool {
 
   async release(owner: object): Promise<void> {
     this.wanted.delete(owner);
-    this.laneOwners.delete(owner);
-    if (--this.users > 0 || !this.started) return;
+    const laned = this.laneOwners.delete(owner);
+    if (--this.users > 0 && laned) await this.queryLane(owner, false);
+    if (this.users > 0 || !this.started) return;
     const started = this.started;
     this.started = undefined;
     await (await started).embedder?.close();
