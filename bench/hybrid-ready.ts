@@ -14,8 +14,10 @@
  * Per run: hybrid-ready (ms from the `openBacklog` call until `semanticStatus().state` is `ready`, and from
  * the process's start), the full build (until `semanticReady()`: every chunk embedded), peak RSS of the
  * process (sampled every 50 ms: main thread, workers, WASM heaps), CPU seconds of the process, and the
- * latency of 30 queries right after ready, each in hybrid then in bm25 (the build still runs then:
- * a hybrid query's embedding goes ahead of the build's batches but waits for the one running). `--quality` runs one more process per variant: at ready it holds the build (a blocker in
+ * latency of the queries right after ready (`--queries`, default 30), each in hybrid then in bm25 (the
+ * build still runs then: a hybrid query's embedding runs on the query lane, a worker of its own, or before
+ * the lane, in `--variants main`, goes ahead of the build's batches but waits for the one running;
+ * `--query-delay S` runs them S seconds after ready instead). `--quality` runs one more process per variant: at ready it holds the build (a blocker in
  * the semantic index's write queue, so the state measured does not move), runs the judged dev set
  * (bench/devset) in bm25 and hybrid, lets the build go on, and runs hybrid again once every chunk is in.
  *
@@ -52,6 +54,10 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: join(ROOT, 'docs') },
     'no-write': { type: 'boolean', default: false },
     name: { type: 'string', default: '' },
+    /** Queries timed right after ready (of the dev set's 84). */
+    queries: { type: 'string', default: '30' },
+    /** Seconds to wait after ready before those queries (the build goes on meanwhile). */
+    'query-delay': { type: 'string', default: '0' },
   },
 });
 const log = (s: string) => process.stderr.write(`[hybrid-ready] ${s}\n`);
@@ -73,7 +79,12 @@ const VARIANTS: Variant[] = [
   {
     name: 'titles-first',
     code: 'current',
-    what: 'titles first: ready after every document has its title (or its only chunk), the rest in passes in the background (1 worker: default budget)',
+    what: 'titles first: ready after every document has its title (or its only chunk), the rest in passes in the background (1 worker: default budget); since the query lane, queries embed on a worker of their own while the build runs',
+  },
+  {
+    name: 'main',
+    code: 'baseline',
+    what: "the code at `--baseline-ref` (main before the query lane: titles first, 1 worker, queries ahead of the build's batches but behind the running one)",
   },
   {
     name: 'titles-first-2w',
@@ -113,8 +124,7 @@ interface ChildResult {
   rss_after_build_mb: number;
   cpu_s_at_ready: number;
   cpu_s_full: number;
-  /** 20 hybrid queries right after ready (the build still running for titles-first). */
-  /** 30 queries right after ready, each in the default mode (hybrid) then in bm25. */
+  /** `--queries` queries right after ready (default 30), each in the default mode (hybrid) then in bm25. */
   query_after_ready_ms: {
     p50: number;
     p95: number;
@@ -126,6 +136,8 @@ interface ChildResult {
     warning?: string;
   };
   load_avg: [number, number];
+  /** From ready until the query lane's worker had loaded (sampled every 50 ms). */
+  lane_on_after_ready_ms?: number;
   quality?: { bm25: DevsetScores; at_ready: DevsetScores; at_full: DevsetScores };
 }
 
@@ -150,11 +162,16 @@ async function child(): Promise<ChildResult> {
   // eslint-disable-next-line prefer-const -- read by the sampler before openBacklog resolves
   let service: Service | undefined;
   let readyAt = 0;
+  let laneOnAt = 0;
   let onReady: () => void = () => {};
   const ready = new Promise<void>((r) => (onReady = r));
   const t0 = performance.now();
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
+    // The query lane's worker loaded (code without a lane: never).
+    const pool = (service as unknown as { semantic?: { pool?: { stats(): { lane?: string } } } })?.semantic
+      ?.pool;
+    if (readyAt && !laneOnAt && pool?.stats().lane === 'on') laneOnAt = performance.now();
     if (!readyAt && service?.semanticStatus().state === 'ready') {
       readyAt = performance.now();
       onReady();
@@ -212,11 +229,12 @@ async function child(): Promise<ChildResult> {
       release();
     }
   }
+  await sleep(Number(args['query-delay']) * 1000);
   // Each query in hybrid, then in bm25: the same moment of the build, the embedding's share told apart.
   const times: number[] = [];
   const bm25Times: number[] = [];
   let last: Awaited<ReturnType<Service['searchUnified']>> | undefined;
-  for (const q of devset.queries.slice(0, 30)) {
+  for (const q of devset.queries.slice(0, Number(args.queries))) {
     let s = performance.now();
     last = await svc.searchUnified(q.text, { limit: 10 });
     times.push(performance.now() - s);
@@ -260,6 +278,7 @@ async function child(): Promise<ChildResult> {
       ...(last?.warnings?.length ? { warning: last.warnings.join('; ') } : {}),
     },
     load_avg: [round(loadStart, 2), round(os.loadavg()[0], 2)],
+    ...(laneOnAt ? { lane_on_after_ready_ms: Math.round(laneOnAt - readyAt) } : {}),
     ...(quality ? { quality } : {}),
   };
 }
@@ -273,6 +292,7 @@ async function prepareTree(code: 'baseline' | 'current', ref: string): Promise<s
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${ref}" src | tar -x -C "${tree}"`]);
   mkdirSync(join(tree, 'bench'), { recursive: true });
   cpSync(HERE, join(tree, 'bench', 'hybrid-ready.ts'));
+  cpSync(join(ROOT, 'bench', 'compile.ts'), join(tree, 'bench', 'compile.ts'));
   cpSync(join(ROOT, 'bench', 'devset'), join(tree, 'bench', 'devset'), { recursive: true });
   // Modules and types resolve from here while it compiles.
   await symlink(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
@@ -307,6 +327,7 @@ async function runChild(script: string, v: Variant, quality: boolean): Promise<C
       ...(v.memoryBudgetMb ? ['--memory-budget', String(v.memoryBudgetMb)] : []),
       ...(quality ? ['--quality'] : []),
       ...(args['until-ready'] ? ['--until-ready'] : []),
+      ...['--queries', args.queries, '--query-delay', args['query-delay']],
     ];
     const started = performance.now();
     const res = spawnSync(process.execPath, argv, {
@@ -342,14 +363,14 @@ function markdown(report: {
   quality: Record<string, ChildResult>;
 }): string {
   const { runs } = report;
-  const base = runs.before ?? [];
+  const base = runs.before ?? runs.main ?? [];
   const out = [
     '## Time to the first hybrid answer (Backlog.md folder, empty `.cache/`)',
     '',
     `\`${report.command}\`, ${report.date} (${report.machine}). Each run is a process of its own (compiled,`,
     'plain node) on a fresh copy of the folder with no `.cache/`, opened as a server opens it',
     "(`embedMissing: 'background'`); the variants take turns in each repeat. Median (min-max) over the repeats;",
-    '"ratio" is before / variant within each repeat (median). Hybrid-ready: from the `openBacklog` call until',
+    `"ratio" is ${runs.before ? 'before' : 'main'} / variant within each repeat (median). Hybrid-ready: from the \`openBacklog\` call until`,
     'searches run hybrid (`semanticStatus().state` is `ready`). Full build: until every chunk is embedded.',
     '',
     '| variant | runs | hybrid-ready s | ratio | full build s | ratio | peak RSS MB | RSS at ready MB | CPU s to ready / full | chunks at ready | query after ready p50 / p95 ms (mode) | bm25 at the same time p50 / p95 ms | load avg |',

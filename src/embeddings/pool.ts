@@ -63,6 +63,8 @@ export interface EmbedAllOptions {
 
 export interface PoolStats {
   workers: number;
+  /** The query lane (see {@link EmbeddingPool.queryLane}): off, its worker loading, or on. */
+  lane: 'off' | 'loading' | 'on';
   busy: number;
   queued: number;
   embeddedTexts: number;
@@ -96,6 +98,10 @@ export class EmbeddingPool implements Embedder {
   private target = 0;
   /** Slots leaving after their current batch (`resize` down while they were busy). */
   private readonly retiring = new Set<Slot>();
+  /** The query lane's worker: it runs only urgent batches (queries), never the build's (see `queryLane`). */
+  private lane: Slot | null = null;
+  private laneWanted = false;
+  private laneLoading: Promise<void> | null = null;
   private readonly slotEvents: SlotEvents = {
     finished: (slot, batch, result) => {
       if (result instanceof Error) this.settle(batch, (b) => b.reject(result));
@@ -104,6 +110,7 @@ export class EmbeddingPool implements Embedder {
         this.settle(batch, (b) => b.resolve(result));
       }
       if (this.retiring.has(slot)) this.retire(slot);
+      if (slot === this.lane && !this.laneWanted) void this.dropLane();
       this.dispatch();
     },
     died: (slot, err) => this.onDeath(slot, err),
@@ -194,6 +201,7 @@ export class EmbeddingPool implements Embedder {
   stats(): PoolStats {
     return {
       workers: this.slots.length,
+      lane: this.lane ? 'on' : this.laneLoading ? 'loading' : 'off',
       busy: this.slots.filter((s) => s.current).length,
       queued: this.queue.length + this.urgent.length,
       embeddedTexts: this.embedded,
@@ -207,7 +215,8 @@ export class EmbeddingPool implements Embedder {
    * of a worker that embedded thousands of chunks holds 30-40 MB of garbage V8 may leave for long).
    */
   async workerMemory(options: { collect?: boolean } = {}): Promise<WorkerMemory[]> {
-    const all = await Promise.all(this.slots.map((s) => s.memory?.(options.collect ?? false)));
+    const slots = this.lane ? [...this.slots, this.lane] : this.slots;
+    const all = await Promise.all(slots.map((s) => s.memory?.(options.collect ?? false)));
     return all.filter((m): m is WorkerMemory => m !== undefined);
   }
 
@@ -254,6 +263,53 @@ export class EmbeddingPool implements Embedder {
         ),
       ),
     );
+  }
+
+  /**
+   * Opens or closes the query lane: one more worker that runs only urgent batches (query embeddings, the
+   * gibberish panel), so that a query never waits behind a batch of a build (~250 ms for a run of 4 x 128
+   * tokens of the bundled model; a query alone takes ~12 ms). For the initial embedding only: it costs a
+   * loaded model (about 80 MB of RSS with the bundled model) while it lives. While it loads (1-2 s of a
+   * core), queued non-urgent batches wait: the other workers are free for queries meanwhile, and the load
+   * gets the core the build would have used. Opening resolves once its model is loaded (or failed to:
+   * queries then go to the other workers as before). Closing stops it at once when idle, else after its
+   * current batch. In-thread pools (`workers: 0`) have none.
+   */
+  async queryLane(open: boolean): Promise<void> {
+    this.laneWanted = open && !this.closed && !this.slots.some((s) => s instanceof InlineSlot);
+    if (!this.laneWanted) {
+      this.dispatch(); // batches held while it loaded go on
+      // A lane still loading is stopped once loaded: wait for that, so that it is gone when this resolves.
+      await this.laneLoading;
+      if (!this.laneWanted && this.lane && !this.lane.current) await this.dropLane();
+      return;
+    }
+    if (this.lane) return;
+    this.laneLoading ??= startThread(
+      this.init,
+      this.options.startTimeoutMs ?? 120_000,
+      this.options.resourceLimits,
+    ).then(
+      ({ worker, ready }) => {
+        this.laneLoading = null;
+        if (!this.laneWanted || this.closed || ready.id !== this.id || this.lane)
+          return worker.terminate().then(() => this.dispatch());
+        else {
+          this.lane = new ThreadSlot(
+            worker,
+            this.dims,
+            this.slotEvents,
+            this.options.batchTimeoutMs ?? 120_000,
+          );
+          this.dispatch();
+        }
+      },
+      () => {
+        this.laneLoading = null;
+        this.dispatch();
+      },
+    );
+    await this.laneLoading;
   }
 
   /** Embeds texts; a single query goes through {@link embedQuery} (priority, cache). */
@@ -380,6 +436,9 @@ export class EmbeddingPool implements Embedder {
     const err = new Error('embedding pool is closed');
     for (const b of [...this.urgent.splice(0), ...this.queue.splice(0)]) this.settle(b, (x) => x.reject(err));
     const slots = this.slots.splice(0);
+    if (this.lane) slots.push(this.lane);
+    this.lane = null;
+    this.laneWanted = false;
     this.retiring.clear();
     for (const slot of slots) if (slot.current) this.settle(slot.current, (x) => x.reject(err));
     await Promise.all(slots.map((s) => s.stop().catch(() => undefined)));
@@ -392,6 +451,13 @@ export class EmbeddingPool implements Embedder {
     this.dispatch();
   }
 
+  /** Stops the lane's (idle) worker. */
+  private async dropLane(): Promise<void> {
+    const lane = this.lane;
+    this.lane = null;
+    await lane?.stop().catch(() => undefined);
+  }
+
   /** Removes an idle slot from the pool and stops its worker. */
   private retire(slot: Slot): void {
     this.retiring.delete(slot);
@@ -400,8 +466,8 @@ export class EmbeddingPool implements Embedder {
     void slot.stop().catch(() => undefined);
   }
 
-  private next(): Batch | undefined {
-    for (const q of [this.urgent, this.queue]) {
+  private next(urgentOnly = false): Batch | undefined {
+    for (const q of urgentOnly ? [this.urgent] : [this.urgent, this.queue]) {
       while (q.length > 0) {
         const b = q.shift() as Batch;
         if (!b.settled) return b;
@@ -412,9 +478,14 @@ export class EmbeddingPool implements Embedder {
 
   private dispatch(): void {
     if (this.closed) return;
+    if (this.lane && !this.lane.current) {
+      const batch = this.next(true);
+      if (batch) this.lane.run(batch);
+    }
+    const hold = this.laneWanted && this.laneLoading !== null;
     for (const slot of this.slots) {
       if (slot.current || this.retiring.has(slot)) continue;
-      const batch = this.next();
+      const batch = this.next(hold);
       if (!batch) return;
       slot.run(batch);
     }
@@ -428,6 +499,16 @@ export class EmbeddingPool implements Embedder {
   }
 
   private onDeath(slot: Slot, err: Error): void {
+    if (slot === this.lane) {
+      // Not replaced: its batch goes back ahead of the build's, the other workers take queries as before.
+      this.lane = null;
+      const batch = slot.current;
+      if (batch && !batch.settled && ++batch.attempts < 2) this.urgent.unshift(batch);
+      else if (batch)
+        this.settle(batch, (b) => b.reject(new Error(`embedding failed twice, last: ${err.message}`)));
+      this.dispatch();
+      return;
+    }
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
     const leaving = this.retiring.delete(slot);

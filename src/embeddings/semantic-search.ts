@@ -44,6 +44,8 @@ export interface SemanticOptions {
   onProgress?: (done: number, total: number) => void;
   /** A pool shared with other backlogs (a workspace): acquired instead of started, released on close. */
   sharedPool?: SharedEmbeddingPool;
+  /** Chunks left after a background build's first pass above which queries get a lane (default {@link QUERY_LANE_MIN_CHUNKS}). */
+  queryLaneMinChunks?: number;
 }
 
 export interface SemanticStatus {
@@ -80,6 +82,12 @@ export const DEFAULT_MEMORY_BUDGET_MB = 400;
  */
 const FIRST_WORKER_PEAK = 1.0;
 const EXTRA_WORKER_PEAK = 1.6;
+/**
+ * What the query lane adds while it lives, in the same units: a loaded model that embeds only short
+ * queries (+73 MB of peak RSS on a Backlog.md subset, L about 100 MB: bench/hybrid-ready.ts, docs/performance.md).
+ * Reserved from the budget before a second build worker is planned; the lane itself opens whatever the budget.
+ */
+const QUERY_LANE_PEAK = 0.75;
 
 /** The projected peak RSS (MB) of an initial embedding on `n` workers (see FIRST_WORKER_PEAK). */
 export function projectedPeakMb(rssMb: number, workerMb: number, n: number): number {
@@ -107,6 +115,12 @@ const SAVE_EVERY_MS = 30_000;
  * the noise).
  */
 const BACKGROUND_BATCH_CHARS = 2000;
+
+/**
+ * Chunks left after its first pass above which a background build opens the query lane: fewer are embedded
+ * in about 12 s of the bundled model (~60 ms a chunk), not much more than the lane's worker takes to load.
+ */
+export const QUERY_LANE_MIN_CHUNKS = 200;
 
 /** Models that embed many languages; every other model is treated as English-only. */
 const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
@@ -279,11 +293,19 @@ export class SemanticSearch implements VectorRetriever {
     // Many chunks to embed: every core the memory budget allows while it lasts (the same pool grows, so
     // the model is not loaded again), then one worker for queries and edits. The upsert starts on the
     // first worker while the others load.
-    const many = missing > 200 && mode !== 'never' ? await this.buildWorkers(workerMb) : 1;
+    const many =
+      missing > 200 && mode !== 'never'
+        ? await this.buildWorkers(workerMb, mode === 'background' && missing > this.laneMinChunks())
+        : 1;
     this.status.buildWorkers = missing > 0 && mode !== 'never' ? many : 0;
     const grow = many > 1;
     const resize = (n: number) => (shared ? shared.resize(this, n) : this.pool?.resize(n));
     const growing = grow ? resize(many) : undefined;
+    // After the first pass of a large background build, queries get a worker of their own while the rest
+    // is embedded (EmbeddingPool.queryLane). Not before: searches run bm25 until then, and loading it beside
+    // the first pass delayed the first hybrid answer (docs/performance.md).
+    let lane = false;
+    const queryLane = (open: boolean) => (shared ? shared.queryLane(this, open) : this.pool?.queryLane(open));
     try {
       if (mode === 'wait' || missing === 0) {
         await this.enqueue(() => index.upsert(docs, progress(0)));
@@ -294,6 +316,8 @@ export class SemanticSearch implements VectorRetriever {
         // The first pass: what the cache has, and one new chunk per document (its title when more wait).
         await this.enqueue(() => index.upsert(docs, { embed: mode === 'never' ? 0 : 1, ...progress(0) }));
         this.markReady();
+        lane = this.embedding && index.waiting > this.laneMinChunks();
+        if (lane) void queryLane(true);
         if (this.embedding) {
           this.scheduleSave(0);
           await this.applyPending();
@@ -301,6 +325,7 @@ export class SemanticSearch implements VectorRetriever {
         }
       }
     } finally {
+      if (lane) await queryLane(false);
       await growing;
       if (grow) await resize(1);
       this.embedding = false;
@@ -471,7 +496,11 @@ export class SemanticSearch implements VectorRetriever {
    * the first worker loaded; the worker's own heaps count instead when larger (the main thread may have
    * freed memory meanwhile).
    */
-  private async buildWorkers(loadedMb: number): Promise<number> {
+  private laneMinChunks(): number {
+    return this.options.queryLaneMinChunks ?? QUERY_LANE_MIN_CHUNKS;
+  }
+
+  private async buildWorkers(loadedMb: number, lane: boolean): Promise<number> {
     const asked = this.options.workers;
     if (asked !== undefined && Number.isFinite(asked)) return Math.max(1, Math.min(2, Math.floor(asked)));
     const cores = Math.min(2, availableParallelism());
@@ -479,7 +508,8 @@ export class SemanticSearch implements VectorRetriever {
     const [own] = (await this.pool?.workerMemory().catch(() => [])) ?? [];
     const workerMb = Math.max(loadedMb, own ? (own.heapTotal + own.external) / MB : 0);
     const budget = this.options.memoryBudgetMb ?? DEFAULT_MEMORY_BUDGET_MB;
-    const rss = process.memoryUsage.rss() / MB;
+    // The query lane (probably) opens after the first pass: its share of the budget is not the build's.
+    const rss = process.memoryUsage.rss() / MB + (lane ? workerMb * QUERY_LANE_PEAK : 0);
     const n = workersWithin(budget, rss, workerMb, cores);
     if (n < cores)
       this.status.buildNote =

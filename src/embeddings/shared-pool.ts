@@ -11,6 +11,7 @@ export class SharedEmbeddingPool {
   private started: Promise<ResolvedEmbedder<EmbeddingPool>> | undefined;
   private users = 0;
   private readonly wanted = new Map<object, number>();
+  private readonly laneOwners = new Set<object>();
   /** How many times a pool was started (one while any backlog holds it). */
   starts = 0;
   /** What loading the model cost (MB of RSS), for each backlog's memory plan: only the first pays it. */
@@ -33,10 +34,20 @@ export class SharedEmbeddingPool {
 
   async release(owner: object): Promise<void> {
     this.wanted.delete(owner);
-    if (--this.users > 0 || !this.started) return;
+    const laned = this.laneOwners.delete(owner);
+    if (--this.users > 0 && laned) await this.queryLane(owner, false);
+    if (this.users > 0 || !this.started) return;
     const started = this.started;
     this.started = undefined;
     await (await started).embedder?.close();
+  }
+
+  /** `owner`'s build wants the pool's query lane (EmbeddingPool.queryLane) open; it stays while any owner does. */
+  async queryLane(owner: object, open: boolean): Promise<void> {
+    if (open) this.laneOwners.add(owner);
+    else this.laneOwners.delete(owner);
+    const pool = (await this.started)?.embedder;
+    await pool?.queryLane(this.laneOwners.size > 0);
   }
 
   /** `owner` wants `workers` (1 when its build is done); the pool runs the most any owner wants. */

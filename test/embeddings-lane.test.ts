@@ -1,0 +1,151 @@
+/**
+ * The query lane (EmbeddingPool.queryLane): during an initial build, a query's embedding runs on a worker
+ * of its own instead of waiting for the build's running batch, with the same vector; the lane's worker is
+ * gone once the build is over. Real worker threads and the bundled model.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddingPool } from '../src/embeddings/pool.js';
+import { SemanticSearch } from '../src/embeddings/semantic-search.js';
+import { SharedEmbeddingPool } from '../src/embeddings/shared-pool.js';
+import type { BacklogItem } from '../src/storage/types.js';
+
+let pool: EmbeddingPool;
+
+/** About 128 tokens each: a batch of 4 is one full run of the bundled model (~250 ms on a quiet core). */
+const long = (i: number) =>
+  `case ${i} ` +
+  Array.from({ length: 14 }, (_, k) => `step ${k} of case ${i} checks the sign-in form again`).join(' ');
+
+/**
+ * Embeds 4 batches of 4 long texts on the pool's one build worker; 30 ms after batches 1 and 3 land
+ * (the next one is running; the query before has long been answered), embeds a new query. Per query:
+ * whether its vector came before the batch running when it was asked, and how long it took.
+ */
+async function queriesDuringBuild(tag: string) {
+  const texts = Array.from({ length: 16 }, (_, i) => long(i));
+  const chars = texts.slice(0, 4).reduce((n, t) => n + t.length, 0);
+  const events: string[] = [];
+  const asked: Promise<{ ms: number; vector: Float32Array }>[] = [];
+  let last = performance.now();
+  const batchMs: number[] = [];
+  let batches = 0;
+  await pool.embedAll(texts, {
+    maxBatchChars: chars + 10,
+    onProgress: () => {
+      batchMs.push(performance.now() - last);
+      last = performance.now();
+      const n = ++batches;
+      events.push(`batch ${n}`);
+      if (n !== 1 && n !== 3) return;
+      const t = setTimeout(() => {
+        const start = performance.now();
+        asked.push(
+          pool.embedQuery(`${tag} query ${n} about billing exports`).then((vector) => {
+            events.push(`query ${n}`);
+            return { ms: performance.now() - start, vector };
+          }),
+        );
+      }, 30);
+      t.unref();
+    },
+  });
+  const queries = await Promise.all(asked);
+  // The query asked during batch n + 1: before it, or after it.
+  const early = [1, 3].map((n) => events.indexOf(`query ${n}`) < events.indexOf(`batch ${n + 1}`));
+  return { early, queries, batchMs: batchMs.slice(1) };
+}
+
+beforeAll(async () => {
+  const started = await EmbeddingPool.start({ provider: 'bundled', workers: 1 });
+  if (!started.embedder) throw new Error(`pool did not start: ${started.warnings.join('; ')}`);
+  pool = started.embedder;
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.close();
+});
+
+describe('EmbeddingPool query lane (bundled model, real workers)', () => {
+  it('without the lane a query waits for the running batch; with it, it does not, with the same vector, and the lane leaves', async () => {
+    // The control: what the lane is for (one worker, the query waits for the batch it runs).
+    const without = await queriesDuringBuild('plain');
+    expect(without.early).toEqual([false, false]);
+
+    await pool.queryLane(true);
+    expect(pool.stats().lane).toBe('on');
+    const lane = (pool as unknown as { lane: { worker: import('node:worker_threads').Worker } }).lane;
+    const withLane = await queriesDuringBuild('lane');
+    expect(withLane.early).toEqual([true, true]);
+    // A single query is ~12 ms of the model against a run's ~250 ms.
+    const slowest = Math.max(...withLane.queries.map((q) => q.ms));
+    const batch = [...withLane.batchMs].sort((a, b) => a - b)[Math.floor(withLane.batchMs.length / 2)];
+    expect(slowest).toBeLessThan(batch / 2);
+
+    // The same vectors as the build's worker gives for the same text (the lane changes no output).
+    for (const [i, q] of withLane.queries.entries()) {
+      const [again] = await pool.embedAll([`lane query ${2 * i + 1} about billing exports`]);
+      expect(Array.from(q.vector)).toEqual(Array.from(again));
+    }
+
+    const exited = new Promise<number>((resolve) => lane.worker.once('exit', resolve));
+    await pool.queryLane(false);
+    expect(pool.stats().lane).toBe('off');
+    await exited;
+    expect(pool.stats().workers).toBe(1);
+    expect((await pool.workerMemory()).length).toBe(1);
+  }, 60_000);
+});
+
+describe('a background build opens the lane after its first pass and closes it when done', () => {
+  it('lane loading or on while the rest is embedded, gone once every chunk is in; in a workspace, kept while any build wants it', async () => {
+    // Two chunks each (two windows of the body; the title is embedded on its own first): the first pass embeds the titles, the rest waits.
+    const words = (i: number) => Array.from({ length: 90 }, (_, k) => `w${(i * 7 + k) % 50}`).join(' ');
+    const items = Array.from(
+      { length: 6 },
+      (_, i) =>
+        ({ id: `TASK-${i + 1}`, title: `item ${i + 1} about billing`, body: words(i) }) as BacklogItem,
+    );
+    // Through a workspace's shared pool: the path every backlog of a workspace takes.
+    const shared = new SharedEmbeddingPool({ provider: 'bundled' });
+    const semantic = new SemanticSearch({
+      provider: 'bundled',
+      cacheDir: null,
+      embedMissing: 'background',
+      queryLaneMinChunks: 0,
+      sharedPool: shared,
+    });
+    try {
+      await semantic.start(items);
+      const poolOf = () => (semantic as unknown as { pool: EmbeddingPool | null }).pool;
+      const seen = new Set<string>();
+      let done = false;
+      const ready = semantic.ready.then(() => (done = true));
+      while (!done) {
+        const lane = poolOf()?.stats().lane;
+        if (lane) seen.add(lane);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await ready;
+      expect(semantic.info()).toMatchObject({ state: 'ready', total: 6 * 2 });
+      expect(semantic.info().missing).toBeUndefined();
+      expect(seen.has('loading')).toBe(true);
+      expect(poolOf()?.stats().lane).toBe('off');
+      expect(poolOf()?.stats().workers).toBe(1);
+
+      // Two more backlogs building at once: the lane stays while either wants it, and goes with the last.
+      const a = {};
+      const b = {};
+      await shared.acquire();
+      await shared.acquire();
+      await Promise.all([shared.queryLane(a, true), shared.queryLane(b, true)]);
+      expect(poolOf()?.stats().lane).toBe('on');
+      await shared.queryLane(a, false);
+      expect(poolOf()?.stats().lane).toBe('on');
+      await shared.release(b); // closed mid-build: its wish goes with it
+      expect(poolOf()?.stats().lane).toBe('off');
+      await shared.release(a);
+    } finally {
+      await semantic.close();
+    }
+  }, 60_000);
+});
