@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import type { Embedder, EmbedderOptions, EmbeddingProvider, EmbedKind, ResolvedProvider } from './types.js';
 
 /**
@@ -92,6 +92,11 @@ function tsxApiUrl(): string {
 
 /** Starts worker.js next to this file (compiled), or worker.ts through tsx when running from TypeScript source. */
 export function spawnWorker(init: WorkerInit, resourceLimits: ResourceLimits | undefined): Worker {
+  // Required here, not imported with the module: a process that never embeds (get, list, a lexical
+  // search) does not load node:worker_threads (~10 ms of a start).
+  const { Worker } = createRequire(import.meta.url)(
+    'node:worker_threads',
+  ) as typeof import('node:worker_threads');
   const here = import.meta.url;
   const options = { workerData: init, resourceLimits: resourceLimits ?? DEFAULT_WORKER_LIMITS };
   if (/\.[cm]?ts$/.test(new URL(here).pathname)) {
