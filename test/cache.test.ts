@@ -45,6 +45,27 @@ describe('persisted index', () => {
     expect(warm.diagnostics()).toEqual(cold.diagnostics());
   });
 
+  it('gives back every body as written, ASCII or not (each cache section decoded once and cut per body)', async () => {
+    const texts = [
+      'plain ascii only',
+      'accents: café, naïve — déjà vu',
+      'emoji 🦫🦦 and 北京 and ελληνικά',
+      '',
+      'x',
+    ];
+    for (const [i, text] of texts.entries())
+      await writeFile(
+        join(dir, `tasks/TASK-097${i}-body.md`),
+        `---\nid: TASK-097${i}\ntitle: Body ${i}\ntype: task\nstatus: open\n---\n${text}\n`,
+      );
+    const cold = await open();
+    const warm = await open();
+    expect(warm.cacheStatus()).toMatchObject({ used: true, changed: 0 });
+    expect(warm.ids().length).toBe(cold.ids().length);
+    for (const id of cold.ids()) expect(warm.get(id).body).toBe(cold.get(id).body);
+    expect(warm.get('TASK-0972').body).toContain('🦫🦦 and 北京');
+  });
+
   it('a restart reads only the files that changed, appeared or disappeared', async () => {
     await open();
     await writeFile(

@@ -5,12 +5,13 @@
  * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body, not compressed (a
  * short-lived command reads it in a few ms; gunzip took longer than everything else it read):
  * - 4 bytes (uint32 LE): the length of a JSON header `{ version, sections: [name, bytes][] }`, then it;
- * - `meta`: `{ files, items, diagnostics, bodyLengths }` packed (src/search/packed.ts: JSON read by
- *   the native JSON.parse), the items without their bodies and front matter;
+ * - `meta`: `{ files, items, diagnostics, bodyChars, bodyWide }` packed (src/search/packed.ts: JSON read
+ *   by the native JSON.parse), the items without their bodies and front matter;
  * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
  *   (dates, NaN), which unpack then walks for;
- * - `bodies`: every item's body, UTF-8, one after the other (`bodyLengths`: each one's bytes), each
- *   decoded by Buffer's native decoder instead of a JavaScript one;
+ * - `bodies` and `wide`: the ASCII bodies, and the others (`bodyWide`), each section UTF-8, one body
+ *   after the other (`bodyChars`: each one's length as a string), decoded as one string by Buffer's
+ *   native decoder and cut into slices (withBodies);
  * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched).
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
@@ -28,6 +29,8 @@ import { pack, unpack } from '../search/packed.js';
 import { writeFileAtomic } from '../storage/backlog-store.js';
 import { readSignedFile, signedFile } from './cache-file.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
+
+const ASCII = /^[^\u0080-\uffff]*$/;
 import { VERSION } from '../version.js';
 
 /**
@@ -42,13 +45,14 @@ import { VERSION } from '../version.js';
  * id's later file is `ID@state`, not its URI. 11: a sub-task's lineage goes through the copy of its parent
  * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`). 12: each text field's radix
  * tree as bytes of its own, decoded when first used. 13: sections instead of one gzipped msgpack (bodies as
- * one UTF-8 run), and packed JSON instead of msgpack, the index's and its trees' too.
+ * one UTF-8 run), and packed JSON instead of msgpack, the index's and its trees' too. 14: ASCII bodies and the
+ * others in two sections, each decoded as one string.
  */
-export const CACHE_FORMAT = 13;
+export const CACHE_FORMAT = 14;
 const HEADER_BYTES = 4;
-/** A header is a version and three section lengths: anything longer is not one of ours. */
+/** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['meta', 'frontmatter', 'bodies', 'index'] as const;
+const SECTIONS = ['meta', 'frontmatter', 'bodies', 'wide', 'index'] as const;
 
 export interface FileStat {
   size: number;
@@ -95,15 +99,20 @@ export async function writeIndexCache(
 ): Promise<number> {
   await ensureCacheDir(dirname(path));
   const { files, items, diagnostics, index } = snapshot;
-  const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
+  const ascii = items.map((item) => ASCII.test(item.body));
   const meta = pack({
     files,
     items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
     diagnostics,
-    bodyLengths: bodies.map((body) => body.length),
+    bodyChars: items.map((item) => item.body.length),
+    bodyWide: ascii.map((a) => (a ? 0 : 1)),
   });
   const frontmatter = pack(items.map((item) => item.frontmatter));
-  const sections = [meta, frontmatter, Buffer.concat(bodies), index];
+  // Each body encoded on its own: a lone surrogate at the end of one and at the start of the next
+  // would otherwise be encoded as one character of both.
+  const group = (wide: boolean) =>
+    Buffer.concat(items.filter((_, i) => ascii[i] !== wide).map((item) => Buffer.from(item.body, 'utf8')));
+  const sections = [meta, frontmatter, group(false), group(true), index];
   const header = Buffer.from(
     JSON.stringify({ version, sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]) }),
   );
@@ -126,14 +135,14 @@ export async function readIndexCache(
   try {
     const sections = readSections(body);
     if (sections.version !== version) return { reason: 'made with other settings or an older version' };
-    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] };
+    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index'> & BodyLayout;
     const frontmatter = unpack(sections.frontmatter);
     if (!Array.isArray(frontmatter) || !Array.isArray(meta.items) || frontmatter.length !== meta.items.length)
       throw new Error('items and front matter disagree');
     meta.items.forEach((item, i) => {
       if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
     });
-    return { snapshot: { ...withBodies(meta, sections.bodies), index: sections.index } };
+    return { snapshot: { ...withBodies(meta, sections.bodies, sections.wide), index: sections.index } };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
@@ -170,26 +179,82 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     meta: out.meta,
     frontmatter: out.frontmatter,
     bodies: out.bodies,
+    wide: out.wide,
     index: out.index,
   };
 }
 
-/** The items with their bodies back, each decoded from its bytes (one string of all would outgrow V8's limit). */
+/** Each item's body length in UTF-16 units, and whether it is in the `wide` section (not ASCII). */
+interface BodyLayout {
+  bodyChars: number[];
+  bodyWide: number[];
+}
+
+/** Longest section decoded as one string (V8 caps a string at 2^29 - 24 units); a longer one per body. */
+const ONE_STRING_BYTES = 2 ** 28;
+
+/**
+ * The items with their bodies back. Each section is decoded once and each body is a slice of it (V8
+ * keeps a slice as a view, not a copy): decoding 697 bodies one by one made 697 young strings that the
+ * collector then copied, ~20 ms of a one-shot start. ASCII bodies have a section of their own so that
+ * one accent does not make all of them two-byte strings.
+ */
 function withBodies(
-  meta: Omit<CacheSnapshot, 'index'> & { bodyLengths: number[] },
-  bodies: Buffer,
+  meta: Omit<CacheSnapshot, 'index'> & BodyLayout,
+  narrow: Buffer,
+  wide: Buffer,
 ): Omit<CacheSnapshot, 'index'> {
-  const { files, items, diagnostics, bodyLengths } = meta;
-  if (!Array.isArray(items) || !Array.isArray(bodyLengths) || bodyLengths.length !== items.length)
-    throw new Error('items and bodies disagree');
-  let at = 0;
-  items.forEach((item, i) => {
-    const length = bodyLengths[i];
-    if (!Number.isSafeInteger(length) || length < 0 || at + length > bodies.length)
-      throw new Error('items and bodies disagree');
-    if (item && typeof item === 'object') item.body = bodies.toString('utf8', at, at + length);
-    at += length;
+  const { files, items, diagnostics, bodyChars, bodyWide } = meta;
+  const agree = (ok: boolean) => {
+    if (!ok) throw new Error('items and bodies disagree');
+  };
+  agree(
+    Array.isArray(items) &&
+      Array.isArray(bodyChars) &&
+      Array.isArray(bodyWide) &&
+      bodyChars.length === items.length &&
+      bodyWide.length === items.length,
+  );
+  const groups = [narrow, wide].map((bytes, g) => {
+    const lengths = bodyChars.filter((_, i) => bodyWide[i] === g);
+    agree(lengths.every((n) => Number.isSafeInteger(n) && n >= 0));
+    if (bytes.length > ONE_STRING_BYTES) {
+      // Too long for one string: split the bytes where each body's characters end.
+      const text: string[] = [];
+      let at = 0;
+      for (const n of lengths) {
+        const end = utf8End(bytes, at, n);
+        text.push(bytes.toString('utf8', at, end));
+        at = end;
+      }
+      agree(at === bytes.length);
+      return { text, next: 0 };
+    }
+    const all = bytes.toString('utf8');
+    agree(lengths.reduce((a, b) => a + b, 0) === all.length);
+    let at = 0;
+    return {
+      text: lengths.map((n) => all.slice(at, (at += n))),
+      next: 0,
+    };
   });
-  if (at !== bodies.length) throw new Error('items and bodies disagree');
+  items.forEach((item, i) => {
+    const group = groups[bodyWide[i]];
+    agree(group !== undefined);
+    if (item && typeof item === 'object') item.body = group.text[group.next];
+    group.next++;
+  });
   return { files, items, diagnostics };
+}
+
+/** Where the UTF-8 bytes of `chars` UTF-16 units starting at byte `at` end (a 4-byte sequence is 2 units). */
+export function utf8End(bytes: Buffer, at: number, chars: number): number {
+  let i = at;
+  for (let n = 0; n < chars && i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b < 0x80 || b >= 0xc0) n += b >= 0xf0 ? 2 : 1;
+  }
+  // Past the last lead byte: its continuation bytes.
+  while (i < bytes.length && (bytes[i] & 0xc0) === 0x80) i++;
+  return i;
 }
