@@ -48,6 +48,9 @@ beforeAll(async () => {
   );
   ws = await openWorkspace({
     ...opts,
+    // alpha and gamma are two projects that happen to hold the same files (the same ids in both): each
+    // result apart. The default (`once`, one result for the two copies) is tested below.
+    versions: 'apart',
     // gamma is named by the repository above backlog/; the fixture by Backlog.md's project_name.
     backlogs: [{ dir: dirs.alpha }, { dir: join(root, 'gamma') }, { dir: dirs.fixture }],
   });
@@ -257,7 +260,7 @@ describe('search across projects', () => {
   });
 });
 
-describe("versions: 'once' (one document in several projects)", () => {
+describe("versions: 'once', the default (one document in several projects)", () => {
   it('shows a copy, whole or cut short, once: as the fuller version, at the better place, also_in the other', async () => {
     // `cut`, listed first, is the demo with TASK-0001's text cut after its first lines.
     const cutDir = join(root, 'cut', 'backlog');
@@ -267,8 +270,10 @@ describe("versions: 'once' (one document in several projects)", () => {
     const end = text.indexOf('\n---\n', 4) + 5;
     await writeFile(file, text.slice(0, end) + text.slice(end).split('\n').slice(0, 4).join('\n'));
     const backlogs = [{ dir: cutDir, name: 'cut' }, { dir: dirs.alpha }];
-    const once = await openWorkspace({ ...opts, backlogs, versions: 'once' });
-    const apart = await openWorkspace({ ...opts, backlogs });
+    // The default is `once`; `apart` is the option.
+    const once = await openWorkspace({ ...opts, backlogs });
+    const apart = await openWorkspace({ ...opts, backlogs, versions: 'apart' });
+    expect([once.versions, apart.versions]).toEqual(['once', 'apart']);
     try {
       const query = 'rate-limit login endpoint';
       const both = (await apart.searchUnified(query, { limit: 50 })).results.map((r) => r.id);

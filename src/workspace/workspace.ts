@@ -69,8 +69,8 @@ export class Workspace implements WorkspaceScope {
     projects: readonly WorkspaceProject[],
     readonly problems: readonly ProjectProblem[] = [],
     readonly fusion: WorkspaceFusion = 'bound',
-    /** Versions of one document in several projects: each a result (`apart`), or one (`once`; merge.ts). */
-    readonly versions: WorkspaceVersions = 'apart',
+    /** Versions of one document in several projects: one result (`once`, the default; merge.ts), or each (`apart`). */
+    readonly versions: WorkspaceVersions = 'once',
   ) {
     this.#projects = [...projects];
     this.writes = new WorkspaceWrites(this);
