@@ -7,6 +7,7 @@ import {
   internalDocumentIDStore,
   runBm25f,
   type Bm25fIndexStore,
+  type Bm25fState,
 } from './orama-components.js';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs, rewardProximity } from './phrase.js';
@@ -449,8 +450,23 @@ export class LexicalIndex {
     });
   }
 
+  /** Made once per index state (a restore or rebuild makes a new one); it remembers its tree walks. */
+  private vocab?: { store: Bm25fIndexStore; state: Bm25fState; vocab: Vocabulary & SuggestVocabulary };
+
   private vocabulary(): Vocabulary & SuggestVocabulary {
-    return indexVocabulary(this.store.bm25f.fields, (i) => fieldTree(this.store, TEXT_FIELDS[i]));
+    const store = this.store;
+    const state = store.bm25f;
+    if (this.vocab?.state !== state || this.vocab.store !== store)
+      this.vocab = {
+        store,
+        state,
+        vocab: indexVocabulary(
+          state.fields,
+          (i) => fieldTree(store, TEXT_FIELDS[i]),
+          () => state.version,
+        ),
+      };
+    return this.vocab.vocab;
   }
 
   private queryContext(filter: Set<number> | undefined, outside?: OutsideStats): QueryContext {
