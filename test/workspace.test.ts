@@ -308,6 +308,41 @@ describe("versions: 'once', the default (one document in several projects)", () 
   });
 });
 
+describe('a query word one project has is no typo in the others', () => {
+  it('is not typo-expanded in another project of the scope; scoped to that project, it is', async () => {
+    const task = (id: string, title: string) =>
+      `---\nid: ${id}\ntitle: ${title}\ntype: task\nstatus: todo\n---\n\n${title}.\n`;
+    const made: string[] = [];
+    for (const [name, title] of [
+      ['rocks', 'Move the boulder off the path'],
+      ['words', 'Make the heading bolder'],
+    ]) {
+      const dir = join(root, 'typo', name, 'backlog');
+      await mkdir(join(dir, 'tasks'), { recursive: true });
+      await writeFile(join(dir, 'tasks', 'TASK-0001-x.md'), task('TASK-0001', title));
+      made.push(dir);
+    }
+    const typo = await openWorkspace({ ...opts, backlogs: made.map((dir) => ({ dir })) });
+    try {
+      // `words` alone reads "boulder" as a typo of "bolder" (one edit).
+      expect((await typo.searchUnified('boulder', { project: 'words' })).results.map((r) => r.id)).toEqual([
+        'words:TASK-0001',
+      ]);
+      // Over both, rocks has the word: words does not expand it (the fast path and the general one).
+      for (const options of [{}, { include_related: true }])
+        expect((await typo.searchUnified('boulder', options)).results.map((r) => r.id)).toEqual([
+          'rocks:TASK-0001',
+        ]);
+      // A word neither has is still a typo in each.
+      expect((await typo.searchUnified('boulderr')).results.map((r) => r.id).sort()).toEqual([
+        'rocks:TASK-0001',
+      ]);
+    } finally {
+      await closeWorkspace(typo);
+    }
+  });
+});
+
 describe('ids and lists across projects', () => {
   it('a bare id in one project resolves there; in several it is AMBIGUOUS_ID with the candidates', async () => {
     expect(ws.get('BACK-222').id).toBe('backlog.md:BACK-222');
