@@ -18,6 +18,9 @@ import { NATIVE_VOCABULARY, mergeVocabularies, vocabularyOf } from '../viewer/sr
 import { BACKLOG_MD_FIXTURE, DEMO_DIR } from './helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium } from './viewer-browser.js';
 
+/** In the page (the tests' types have no DOM library). */
+declare function getComputedStyle(element: unknown): { fontSize: string };
+
 if (!HAS_CHROMIUM)
   process.stderr.write(
     'viewer-workspace: /usr/bin/chromium not found; skipped (apt-get install chromium).\n',
@@ -168,10 +171,10 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
       expect(h.ids).toBe(expected.results[i].also_in!.join(' '));
     }
     // Styled as the rest of the hit: small and muted, on the title's line.
-    const style = await page.$eval('.sl-also', (e) => {
-      const c = getComputedStyle(e);
-      return { size: parseFloat(c.fontSize), line: e.parentElement!.className };
-    });
+    const style = await page.$eval('.sl-also', (e) => ({
+      size: parseFloat(getComputedStyle(e).fontSize),
+      line: e.parentElement!.className,
+    }));
     expect(style.size).toBeLessThan(13);
     expect(style.line).toBe('sl-line');
     // One project chosen: its own answer, nothing "also in".
