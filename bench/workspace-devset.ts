@@ -2,8 +2,8 @@
  * The judged dev set in a workspace (docs/workspace.md, issue #22): the Backlog.md folder alone, against
  * the same folder opened together with the demo backlog and the Backlog.md fixture of test/fixtures, with
  * `project` set to the Backlog.md folder and without it, for each way of comparing scores across
- * backlogs (merge.ts: `bound`, `shared`, `rrf`), and with versions of one document shown once
- * (`versions: 'once'`). A result of another project never counts as relevant, even where it is a copy of
+ * backlogs (merge.ts: `bound`, `shared`, `rrf`), each with every copy a result (`versions: 'apart'`), and
+ * `bound` and `shared` with versions of one document shown once (`versions: 'once'`, the default). A result of another project never counts as relevant, even where it is a copy of
  * a judged file (the fixture holds excerpts of the same folder).
  *
  *   nice npx tsx bench/workspace-devset.ts [--per-query]
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
       ['shared', 'once'],
     ];
     for (const [fusion, versions] of runs) {
-      const label = versions === 'once' ? `${fusion}, versions once` : fusion;
+      const label = `${fusion}, versions ${versions}`;
       const ws = await openWorkspace({
         backlogs: [
           { dir: copy.dir },

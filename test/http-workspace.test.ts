@@ -212,6 +212,38 @@ describe('HTTP API over a workspace', () => {
 });
 
 describe('backlog-search serve with several --dir', () => {
+  it('GET /search shows a document two projects hold once, with also_in naming the other copy', async () => {
+    const twinDir = join(root, 'twin', 'backlog');
+    await cp(DEMO_DIR, twinDir, { recursive: true });
+    const twins = await openWorkspace({
+      embeddings: 'none',
+      cacheDir: false,
+      watch: false,
+      backlogs: [{ dir: dirs.demo }, { dir: twinDir }],
+    });
+    const twinServer = await startHttpServer({ service: twins, port: 0, viewerDir: false });
+    try {
+      const all = (await (await fetch(`${twinServer.url}/search?q=sync&limit=20`)).json()) as Json;
+      expect(all.results.length).toBeGreaterThan(1);
+      for (const r of all.results) {
+        // Of two equal copies, the one of the project listed first is shown.
+        expect(r.project).toBe('demo');
+        expect(r.also_in).toEqual([
+          r.id.replace(/^demo:|^mcp:\/\/backlog\/demo\//, (x: string) => x.replace('demo', 'twin')),
+        ]);
+      }
+      expect(all.results).toEqual((await twins.searchUnified('sync', { limit: 20 })).results);
+      const one = (await (
+        await fetch(`${twinServer.url}/search?q=sync&limit=20&project=twin`)
+      ).json()) as Json;
+      expect(one.results.length).toBe(all.results.length);
+      expect(one.results.some((r: Json) => r.also_in)).toBe(false);
+    } finally {
+      await twinServer.close();
+      await closeWorkspace(twins);
+    }
+  });
+
   it('serves a workspace: /projects names both, search finds both', async () => {
     const child = spawnCli([
       'serve',

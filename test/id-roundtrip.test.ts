@@ -168,13 +168,13 @@ describe('every id any surface returns is accepted by every surface that takes o
 
 /**
  * A workspace (#22): the Backlog.md excerpts twice (every bare id in two projects) and the demo. Every
- * qualified id or URI search, list and get return is accepted by get, as returned, in lower case, with a
+ * qualified id or URI search (its results, `also_in` and related items), list and get return is accepted by get, as returned, in lower case, with a
  * bare number, %-encoded, as `<project>:<uri>` and as `<project>:<path>`, and names the same item.
  */
 describe('in a workspace, every qualified id returned is accepted back', () => {
   let ws: Workspace;
   const cleanups: Array<() => Promise<void>> = [];
-  const wsRefs: Array<{ ref: string; path: string; project: string }> = [];
+  const wsRefs: Array<{ ref: string; path: string; project: string; also?: boolean }> = [];
 
   beforeAll(async () => {
     const dirs: string[] = [];
@@ -190,6 +190,14 @@ describe('in a workspace, every qualified id returned is accepted back', () => {
       const res = await ws.searchUnified(query, { limit: 50, include_related: true });
       res.results.forEach(add);
       (res.related ?? []).forEach(add);
+      // The two copies of the excerpts are one result, naming the other copy (same path there).
+      for (const r of res.results)
+        for (const other of r.also_in ?? []) {
+          const project = other.startsWith(RESOURCE_URI_PREFIX)
+            ? other.slice(RESOURCE_URI_PREFIX.length).split('/')[0]
+            : other.slice(0, other.indexOf(':'));
+          wsRefs.push({ ref: other, path: r.path, project, also: true });
+        }
     }
     ws.list({ state: 'all', limit: 1000 }).results.forEach(add);
   }, 60_000);
@@ -217,6 +225,7 @@ describe('in a workspace, every qualified id returned is accepted back', () => {
     expect(new Set(wsRefs.map((r) => r.project)).size).toBe(3);
     expect(wsRefs.some((r) => r.ref.startsWith(RESOURCE_URI_PREFIX))).toBe(true);
     expect(wsRefs.some((r) => /:BACK-\d/.test(r.ref))).toBe(true);
+    expect(wsRefs.some((r) => r.also && /:BACK-\d/.test(r.ref))).toBe(true);
     // The same bare id is in two projects: only the qualified form names one.
     expect(ws.resolve('BACK-222')).toBeUndefined();
   });

@@ -161,4 +161,28 @@ describe('the MCP server over a workspace of two backlogs', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(resourcesChanged).toBeGreaterThan(0);
   });
+
+  it('third is a copy of api: each document is one hit naming the other copy (also_in), in both formats', async () => {
+    const query = 'offline sync conflict';
+    const detailed = await call('backlog_search', { query, limit: 10 });
+    const hits = detailed.data.results as Data[];
+    const copies = hits.filter((r) => r.project === 'api' || r.project === 'third');
+    expect(copies.length).toBeGreaterThan(1);
+    const bare = copies.map((r) => r.id.slice(r.id.indexOf(':') + 1));
+    expect(new Set(bare).size).toBe(bare.length);
+    // Of two equal copies, the one of the project listed first (api) is shown.
+    for (const r of copies) {
+      expect(r.project).toBe('api');
+      expect(r.also_in).toEqual([
+        r.id.replace(/^api:|^mcp:\/\/backlog\/api\//, (x: string) => x.replace('api', 'third')),
+      ]);
+    }
+    const concise = await call('backlog_search', { query, limit: 10 }, false);
+    expect(concise.text).toContain(`(also in ${copies[0].also_in[0]})`);
+    expect(concise.text).not.toMatch(/^third:/m);
+    // Scoped to one project, that project's own answer: no also_in.
+    const scoped = await call('backlog_search', { query, limit: 10, project: 'third' });
+    expect(scoped.data.results.length).toBeGreaterThan(0);
+    expect(scoped.data.results.some((r: Data) => r.also_in)).toBe(false);
+  });
 });

@@ -18,6 +18,9 @@ import { NATIVE_VOCABULARY, mergeVocabularies, vocabularyOf } from '../viewer/sr
 import { BACKLOG_MD_FIXTURE, DEMO_DIR } from './helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium } from './viewer-browser.js';
 
+/** In the page (the tests' types have no DOM library). */
+declare function getComputedStyle(element: unknown): { fontSize: string };
+
 if (!HAS_CHROMIUM)
   process.stderr.write(
     'viewer-workspace: /usr/bin/chromium not found; skipped (apt-get install chromium).\n',
@@ -27,6 +30,9 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
   let ws: Workspace;
   let server: RunningHttpServer;
   let single: RunningHttpServer;
+  /** demo and a copy of it (`twin`): each document once in the spotlight, "also in twin". */
+  let twins: Workspace;
+  let twinServer: RunningHttpServer;
   let context: BrowserContext;
   let page: Page;
   let root: string;
@@ -49,6 +55,14 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
     // The same viewer over one of the backlogs alone.
     single = await startHttpServer({ service: ws.projects[0].service, port: 0, viewerDir: built.dir });
     cleanups.unshift(server.close, single.close);
+    await cp(DEMO_DIR, join(root, 'twin', 'backlog'), { recursive: true });
+    twins = await openWorkspace({
+      embeddings: 'none',
+      cacheDir: false,
+      backlogs: [{ dir: join(root, 'demo') }, { dir: join(root, 'twin') }],
+    });
+    twinServer = await startHttpServer({ service: twins, port: 0, viewerDir: built.dir });
+    cleanups.unshift(twinServer.close, () => closeWorkspace(twins));
     context = browser.context;
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -136,6 +150,38 @@ describe.skipIf(!HAS_CHROMIUM)('viewer over a workspace, in Chromium', () => {
     await page.keyboard.press('Enter');
     await page.waitForSelector('.detail-body');
     expect(new URL(page.url()).searchParams.get('project')).toBe('demo');
+  });
+
+  it('a document two projects hold is one hit in the spotlight, saying "also in" the other project', async () => {
+    const query = 'sync';
+    await page.goto(`${twinServer.url}/?q=${query}`);
+    await page.waitForSelector('#sl-list[data-key]', { state: 'attached' });
+    const hits = await page.$$eval('#sl-list [role=option]', (o) =>
+      o.map((e) => ({
+        id: e.getAttribute('data-id'),
+        also: e.querySelector('.sl-also')?.textContent ?? null,
+        ids: e.querySelector('.sl-also')?.getAttribute('data-also') ?? null,
+      })),
+    );
+    const expected = await twins.searchUnified(query, spotlightParams(query, [], 'relevant'));
+    expect(hits.map((h) => h.id)).toEqual(expected.results.map((r) => r.id));
+    expect(hits.length).toBeGreaterThan(1);
+    for (const [i, h] of hits.entries()) {
+      expect(h.also).toBe('also in twin');
+      expect(h.ids).toBe(expected.results[i].also_in!.join(' '));
+    }
+    // Styled as the rest of the hit: small and muted, on the title's line.
+    const style = await page.$eval('.sl-also', (e) => ({
+      size: parseFloat(getComputedStyle(e).fontSize),
+      line: e.parentElement!.className,
+    }));
+    expect(style.size).toBeLessThan(13);
+    expect(style.line).toBe('sl-line');
+    // One project chosen: its own answer, nothing "also in".
+    await page.goto(`${twinServer.url}/?project=twin&q=${query}`);
+    await page.waitForSelector(`#sl-list[data-key="${query}||relevant|twin"]`, { state: 'attached' });
+    expect(await page.$$('.sl-also')).toHaveLength(0);
+    expect(await page.$$('#sl-list [role=option]')).toHaveLength(hits.length);
   });
 
   it('the board of All has one section per project, each with its own columns; one project has one board', async () => {

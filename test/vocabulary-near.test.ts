@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { boundedLevenshtein } from '@orama/orama/internals';
 import { radix } from '@orama/orama/trees';
 import { describe, expect, it } from 'vitest';
+import { LexicalIndex } from '../src/search/lexical-index.js';
 import { nearWords } from '../src/search/vocabulary.js';
 
 /** The words of every markdown file under a folder (lower case, letters only). */
@@ -52,5 +53,26 @@ describe('nearWords', () => {
       }
     expect(compared).toBeGreaterThan(1000);
     expect(found).toBeGreaterThan(compared); // the terms do have near words
+  });
+});
+
+describe('the walks a vocabulary remembers', () => {
+  it('a typo, a prefix and a completion find a word added or removed after they were walked', () => {
+    const index = new LexicalIndex();
+    index.background = false;
+    index.upsert({ id: 'a', title: 'Login page', body: 'The session expires.' });
+    const ids = (query: string) => index.search({ query }).hits.map((h) => h.id);
+    // Walked (remembered) while no document has the words.
+    expect(ids('zepelin')).toEqual([]);
+    expect(ids('zeppel')).toEqual([]);
+    expect(ids('blimp*')).toEqual([]);
+    index.upsert({ id: 'b', title: 'Zeppelin blimps', body: 'Airships.' });
+    expect(ids('zepelin')).toEqual(['b']); // one edit from zeppelin
+    expect(ids('zeppel')).toEqual(['b']); // completed
+    expect(ids('blimp*')).toEqual(['b']);
+    index.remove('b');
+    expect(ids('zepelin')).toEqual([]);
+    expect(ids('zeppel')).toEqual([]);
+    expect(ids('blimp*')).toEqual([]);
   });
 });

@@ -17,6 +17,11 @@ beforeAll(async () => {
   await cp(DEMO_DIR, join(root, 'web', 'backlog'), { recursive: true });
   await cp(DEMO_DIR, join(root, 'api', 'backlog'), { recursive: true });
   await cp(BACKLOG_MD_FIXTURE, join(root, 'tool', 'backlog'), { recursive: true });
+  // api is a copy of web (each of web's documents is shown once, with `also_in`) plus one task of its own.
+  await writeFile(
+    join(root, 'api', 'backlog', 'tasks', 'TASK-0900-sync-api.md'),
+    '---\nid: TASK-0900\ntitle: Sync the API gateway routes\ntype: task\nstatus: todo\n---\n\nThe gateway must sync its routes on start.\n',
+  );
   await writeFile(
     join(root, 'workspace.yml'),
     'backlogs:\n  - web\n  - dir: api/backlog\n    name: server\n  - tool/backlog\n',
@@ -25,7 +30,9 @@ beforeAll(async () => {
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 const json = (out: string) =>
-  JSON.parse(out) as Record<string, unknown> & { results: Array<{ id: string; project?: string }> };
+  JSON.parse(out) as Record<string, unknown> & {
+    results: Array<{ id: string; project?: string; also_in?: string[] }>;
+  };
 
 describe('the CLI over several backlogs', () => {
   it('searches every --dir, names one with NAME=PATH, and filters by --project', async () => {
@@ -46,6 +53,19 @@ describe('the CLI over several backlogs', () => {
     expect(all.code, all.stderr).toBe(0);
     const res = json(all.stdout);
     expect(new Set(res.results.map((r) => r.project))).toEqual(new Set(['web', 'server']));
+    // web's documents are in server too: each shown once, naming server's copy.
+    const copies = res.results.filter((r) => r.project === 'web');
+    expect(copies.length).toBeGreaterThan(0);
+    const inServer = (id: string) =>
+      id.replace(/^web:|^mcp:\/\/backlog\/web\//, (x) => x.replace('web', 'server'));
+    for (const r of copies) expect(r.also_in).toEqual([inServer(r.id)]);
+    expect(res.results.filter((r) => r.project === 'server').map((r) => r.id)).toEqual(['server:TASK-0900']);
+    const human = await runCli(
+      ['search', 'sync', '--dir', join(root, 'web'), '--dir', `server=${join(root, 'api')}`],
+      env,
+    );
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`    also in ${inServer(copies[0].id)}`);
     expect(
       res.results.every(
         (r) => r.id.startsWith(`${r.project}:`) || r.id.startsWith(`mcp://backlog/${r.project}/`),

@@ -48,6 +48,9 @@ beforeAll(async () => {
   );
   ws = await openWorkspace({
     ...opts,
+    // alpha and gamma are two projects that happen to hold the same files (the same ids in both): each
+    // result apart. The default (`once`, one result for the two copies) is tested below.
+    versions: 'apart',
     // gamma is named by the repository above backlog/; the fixture by Backlog.md's project_name.
     backlogs: [{ dir: dirs.alpha }, { dir: join(root, 'gamma') }, { dir: dirs.fixture }],
   });
@@ -257,7 +260,7 @@ describe('search across projects', () => {
   });
 });
 
-describe("versions: 'once' (one document in several projects)", () => {
+describe("versions: 'once', the default (one document in several projects)", () => {
   it('shows a copy, whole or cut short, once: as the fuller version, at the better place, also_in the other', async () => {
     // `cut`, listed first, is the demo with TASK-0001's text cut after its first lines.
     const cutDir = join(root, 'cut', 'backlog');
@@ -267,8 +270,10 @@ describe("versions: 'once' (one document in several projects)", () => {
     const end = text.indexOf('\n---\n', 4) + 5;
     await writeFile(file, text.slice(0, end) + text.slice(end).split('\n').slice(0, 4).join('\n'));
     const backlogs = [{ dir: cutDir, name: 'cut' }, { dir: dirs.alpha }];
-    const once = await openWorkspace({ ...opts, backlogs, versions: 'once' });
-    const apart = await openWorkspace({ ...opts, backlogs });
+    // The default is `once`; `apart` is the option.
+    const once = await openWorkspace({ ...opts, backlogs });
+    const apart = await openWorkspace({ ...opts, backlogs, versions: 'apart' });
+    expect([once.versions, apart.versions]).toEqual(['once', 'apart']);
     try {
       const query = 'rate-limit login endpoint';
       const both = (await apart.searchUnified(query, { limit: 50 })).results.map((r) => r.id);
@@ -299,6 +304,41 @@ describe("versions: 'once' (one document in several projects)", () => {
     } finally {
       await closeWorkspace(once);
       await closeWorkspace(apart);
+    }
+  });
+});
+
+describe('a query word one project has is no typo in the others', () => {
+  it('is not typo-expanded in another project of the scope; scoped to that project, it is', async () => {
+    const task = (id: string, title: string) =>
+      `---\nid: ${id}\ntitle: ${title}\ntype: task\nstatus: todo\n---\n\n${title}.\n`;
+    const made: string[] = [];
+    for (const [name, title] of [
+      ['rocks', 'Move the boulder off the path'],
+      ['words', 'Make the heading bolder'],
+    ]) {
+      const dir = join(root, 'typo', name, 'backlog');
+      await mkdir(join(dir, 'tasks'), { recursive: true });
+      await writeFile(join(dir, 'tasks', 'TASK-0001-x.md'), task('TASK-0001', title));
+      made.push(dir);
+    }
+    const typo = await openWorkspace({ ...opts, backlogs: made.map((dir) => ({ dir })) });
+    try {
+      // `words` alone reads "boulder" as a typo of "bolder" (one edit).
+      expect((await typo.searchUnified('boulder', { project: 'words' })).results.map((r) => r.id)).toEqual([
+        'words:TASK-0001',
+      ]);
+      // Over both, rocks has the word: words does not expand it (the fast path and the general one).
+      for (const options of [{}, { include_related: true }])
+        expect((await typo.searchUnified('boulder', options)).results.map((r) => r.id)).toEqual([
+          'rocks:TASK-0001',
+        ]);
+      // A word neither has is still a typo in each.
+      expect((await typo.searchUnified('boulderr')).results.map((r) => r.id).sort()).toEqual([
+        'rocks:TASK-0001',
+      ]);
+    } finally {
+      await closeWorkspace(typo);
     }
   });
 });

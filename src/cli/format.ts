@@ -41,6 +41,8 @@ export function formatSearch(res: SearchResponse, style: Style = plain, filters 
       `${style.cyan(clean(r.id))}  ${style.dim(`[${kind}]`)}${semantic}  ${style.bold(mark(r.title))}${score}`,
     );
     if (r.snippet.text) lines.push(`    ${mark(r.snippet.text)}`);
+    // The same document in other projects, collapsed into this result (docs/workspace.md).
+    if (r.also_in?.length) lines.push(style.dim(`    also in ${r.also_in.map(clean).join(', ')}`));
   }
   if (res.next_offset !== undefined) lines.push(style.dim(`more: --offset ${res.next_offset}`));
   for (const g of res.groups ?? []) {

@@ -156,12 +156,16 @@ export function itemText(view: ItemView): string {
   return lines.join('\n');
 }
 
-/** One line per hit: id, label, title, and the matched passage unless it is the title itself. */
+/**
+ * One line per hit: id, label, title, the copies of it in other projects it stands for (`also_in`,
+ * docs/workspace.md), and the matched passage unless it is the title itself.
+ */
 export function hitLine(r: SearchResult & { score?: number }): string {
   const passage = r.snippet.text && r.snippet.field !== 'title' ? ` — ${oneLine(r.snippet.text)}` : '';
   const semantic = r.match === 'semantic' ? ' (by meaning)' : '';
   const score = r.score !== undefined ? ` (score ${r.score.toFixed(3)})` : '';
-  return `${r.id} [${kindOf(r)}] ${r.title}${semantic}${score}${passage}`;
+  const also = r.also_in?.length ? ` (also in ${r.also_in.join(', ')})` : '';
+  return `${r.id} [${kindOf(r)}] ${r.title}${semantic}${score}${also}${passage}`;
 }
 
 const RELATION = { parent: 'parent of', children: 'child of', references: 'linked to' } as const;

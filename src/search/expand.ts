@@ -63,6 +63,8 @@ export function termGroup(
   fields: number | undefined,
   partialFields: number,
   vocab: Vocabulary,
+  /** A word another index searched with this one has is no typo (SearchRequest.knownElsewhere). */
+  knownElsewhere?: (term: string) => boolean,
 ): QueryTermGroup {
   const { term, surface } = word;
   const alternatives: TermAlternative[] = (word.alternatives ?? [term]).map((t) => ({
@@ -88,7 +90,7 @@ export function termGroup(
   if (partialMask && term.length >= EXPANSION.minPartialLength)
     add(vocab.startingWith(term, partialMask), EXPANSION.partialWeight, partialMask);
 
-  if (!alternatives.some((a) => vocab.has(a.term))) {
+  if (!alternatives.some((a) => vocab.has(a.term) || knownElsewhere?.(a.term))) {
     const prefix = surface ?? term;
     const cjk = word.script !== undefined && CJK.has(word.script);
     if (prefix.length >= (cjk ? EXPANSION.minCompletionLengthCjk : EXPANSION.minCompletionLength)) {

@@ -7,6 +7,7 @@ import {
   internalDocumentIDStore,
   runBm25f,
   type Bm25fIndexStore,
+  type Bm25fState,
 } from './orama-components.js';
 import { prefixGroup, termGroup, type Vocabulary } from './expand.js';
 import { phraseDocs, rewardProximity } from './phrase.js';
@@ -449,11 +450,30 @@ export class LexicalIndex {
     });
   }
 
+  /** Made once per index state (a restore or rebuild makes a new one); it remembers its tree walks. */
+  private vocab?: { store: Bm25fIndexStore; state: Bm25fState; vocab: Vocabulary & SuggestVocabulary };
+
   private vocabulary(): Vocabulary & SuggestVocabulary {
-    return indexVocabulary(this.store.bm25f.fields, (i) => fieldTree(this.store, TEXT_FIELDS[i]));
+    const store = this.store;
+    const state = store.bm25f;
+    if (this.vocab?.state !== state || this.vocab.store !== store)
+      this.vocab = {
+        store,
+        state,
+        vocab: indexVocabulary(
+          state.fields,
+          (i) => fieldTree(store, TEXT_FIELDS[i]),
+          () => state.version,
+        ),
+      };
+    return this.vocab.vocab;
   }
 
-  private queryContext(filter: Set<number> | undefined, outside?: OutsideStats): QueryContext {
+  private queryContext(
+    filter: Set<number> | undefined,
+    outside?: OutsideStats,
+    knownElsewhere?: (term: string) => boolean,
+  ): QueryContext {
     const vocab = this.vocabulary();
     const inFilter = (ids: Iterable<number>) => (filter ? [...ids].filter((d) => filter.has(d)) : [...ids]);
     return {
@@ -461,7 +481,7 @@ export class LexicalIndex {
       sequences: (text) => this.analyzer.sequences(text),
       fieldMask: (field) =>
         field === undefined ? undefined : fieldBits([field === 'tags' ? 'tags' : (field as TextField)]),
-      termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab),
+      termGroup: (word, fields) => termGroup(word, fields, this.partialFields, vocab, knownElsewhere),
       prefixGroup: (prefix, fields) => prefixGroup(this.analyzer.fold(prefix), fields, vocab),
       // Undemoted: search() demotes the raw query's final scores once.
       score: (groups, conjunctive) => this.score(groups, conjunctive, filter, undefined, false, outside),
@@ -574,7 +594,7 @@ export class LexicalIndex {
       const matches =
         evaluateQuery(
           parseRawQuery(query),
-          this.queryContext(filter, req.outside),
+          this.queryContext(filter, req.outside, req.knownElsewhere),
           req.conjunctive ?? false,
         ) ?? new Map();
       docs = [...matches.keys()];
@@ -585,7 +605,7 @@ export class LexicalIndex {
       const vocab = this.vocabulary();
       const groups = this.analyzer
         .queryWords(query)
-        .map((word) => termGroup(word, undefined, this.partialFields, vocab));
+        .map((word) => termGroup(word, undefined, this.partialFields, vocab, req.knownElsewhere));
       const proximity = this.settings.proximity > 0 && !sortRecent && groups.length > 1;
       // The page and the matches the proximity bonus could lift into it are all that can be shown,
       // unless every match is grouped, ordered by date, or joined by a routed id.

@@ -319,6 +319,11 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.upperBound(query);
   }
 
+  /** Whether some field indexes the term. */
+  hasTerm(term: string): boolean {
+    return this.lexical.hasTerm(term);
+  }
+
   /** Documents with the term, as the scorer counts them (LexicalIndex.docFreq). */
   docFreq(term: string, fields: number | undefined): number {
     return this.lexical.docFreq(term, fields);
@@ -411,6 +416,7 @@ export class OramaSearchService implements SearchEngine {
       conjunctive: q.conjunctive,
       matchMode: q.matchMode,
       outside: q.outside,
+      knownElsewhere: q.knownElsewhere,
     };
     let ranked: RankedHit[];
     let total: number;

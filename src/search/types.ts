@@ -66,6 +66,12 @@ export interface SearchRequest {
   groupBy?: 'type';
   /** Corpus statistics of other indexes counted in idf (a workspace search over several backlogs). */
   outside?: OutsideStats;
+  /**
+   * Whether another index searched with this one (a workspace search over several backlogs) has a term:
+   * a query word one of them has is no typo, so it is not completed or typo-expanded here either (as one
+   * index over all the files would not).
+   */
+  knownElsewhere?: (term: string) => boolean;
 }
 
 export interface SearchGroup {
@@ -155,6 +161,8 @@ export interface SearchQuery {
   includeScores: boolean;
   /** SearchRequest.outside. */
   outside?: OutsideStats;
+  /** SearchRequest.knownElsewhere. */
+  knownElsewhere?: (term: string) => boolean;
   /**
    * Hybrid with the fixed vector share (HybridSettings.adaptive 'fixed') whatever the setting: a
    * workspace's search over several backlogs, whose scores are merged and must be on one scale.

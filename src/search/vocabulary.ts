@@ -5,15 +5,41 @@ import type { FieldIndex } from './field-index.js';
 import type { SuggestVocabulary } from './suggest.js';
 import { TEXT_FIELDS } from './types.js';
 
+/** Tree walks remembered per vocabulary (a few hundred queries' words). */
+const MEMO_SIZE = 512;
+
 /**
  * The words the index holds, as query expansion and "did you mean" ask for them: from each text field's
  * postings (frequencies) and its radix tree (prefixes and fuzzy neighbours; the trees hold words only).
+ * The tree walks (prefixes, typos) are remembered until `version` changes (every insert or removal bumps
+ * it): a word absent from a backlog is walked for in every text field of every backlog of a workspace
+ * search, and again at each keystroke of the viewer's spotlight.
  */
 export function indexVocabulary(
   fields: FieldIndex[],
   /** The radix tree of the text field at TEXT_FIELDS[i] (decoded when first asked for). */
   tree: (i: number) => radix.RadixTree,
+  /** Changes whenever a field's words change (Bm25fState.version); without it, nothing is remembered. */
+  version?: () => number,
 ): Vocabulary & SuggestVocabulary {
+  const memo = new Map<string, string[]>();
+  let memoVersion = version?.();
+  // A copy each time: callers add to the lists they are given.
+  const remembered = (key: string, walk: () => string[]): string[] => {
+    if (!version) return walk();
+    const v = version();
+    if (v !== memoVersion) {
+      memo.clear();
+      memoVersion = v;
+    }
+    let words = memo.get(key);
+    if (!words) {
+      words = walk();
+      if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
+      memo.set(key, words);
+    }
+    return [...words];
+  };
   const inFields = (mask: number | undefined) =>
     TEXT_FIELDS.map((_, i) => i).filter((i) => mask === undefined || (mask & (1 << i)) !== 0);
   const has = (term: string) => fields.some((f) => f.hasTerm(term));
@@ -41,14 +67,16 @@ export function indexVocabulary(
   return {
     has,
     docFreq: (term) => Math.max(0, ...fields.map((f) => f.docFreq(term))),
-    startingWith: (prefix, mask) => {
-      const words = new Set<string>();
-      for (const i of inFields(mask))
-        for (const w of Object.keys(tree(i).find({ term: prefix, exact: false }))) words.add(w);
-      return [...words];
-    },
-    withinOneEdit: (term) => withinEdits(term, 1),
-    withinEdits,
+    startingWith: (prefix, mask) =>
+      remembered(`p\u0000${mask ?? -1}\u0000${prefix}`, () => {
+        const words = new Set<string>();
+        for (const i of inFields(mask))
+          for (const w of Object.keys(tree(i).find({ term: prefix, exact: false }))) words.add(w);
+        return [...words];
+      }),
+    withinOneEdit: (term) => remembered(`e\u00001\u0000${term}`, () => withinEdits(term, 1)),
+    withinEdits: (term, maxEdits) =>
+      remembered(`e\u0000${maxEdits}\u0000${term}`, () => withinEdits(term, maxEdits)),
   };
 }
 

@@ -218,7 +218,11 @@ export class BacklogService {
     query: string,
     options: Omit<SearchOptionsInput, 'query'> = {},
     /** A workspace's: other backlogs' corpus statistics in idf, one vector share for all (workspace.ts). */
-    internal: { outside?: OutsideStats; fixedShare?: boolean } = {},
+    internal: {
+      outside?: OutsideStats;
+      fixedShare?: boolean;
+      knownElsewhere?: (term: string) => boolean;
+    } = {},
   ): Promise<SearchResponse> {
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
@@ -242,6 +246,7 @@ export class BacklogService {
       includeScores: opts.include_scores,
       outside: internal.outside,
       fixedShare: internal.fixedShare,
+      knownElsewhere: internal.knownElsewhere,
     });
     if (opts.include_content) this.addContent(found.results);
     const response: SearchResponse = { ...found, query: text, search_mode: mode, took_ms: 0 };

@@ -20,8 +20,8 @@ import type { OutsideStats } from '../search/score.js';
 import type { SearchResult } from '../search/types.js';
 
 export const WORKSPACE_FUSIONS = ['bound', 'shared', 'rrf'] as const;
-/** `apart` (default): each project's copy of a document is a result; `once`: collapseVersions. */
-export const WORKSPACE_VERSIONS = ['apart', 'once'] as const;
+/** `once` (default): collapseVersions; `apart`: each project's copy of a document is a result. */
+export const WORKSPACE_VERSIONS = ['once', 'apart'] as const;
 export type WorkspaceVersions = (typeof WORKSPACE_VERSIONS)[number];
 export type WorkspaceFusion = (typeof WORKSPACE_FUSIONS)[number];
 

@@ -35,9 +35,10 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
   /** How scores of different backlogs are compared (merge.ts; default `bound`). */
   fusion?: WorkspaceFusion;
   /**
-   * `once`: versions of one document in several projects (same type and title, equal bodies or one the
-   * beginning of the other) take one place in a search over several, shown as the fuller one with `also_in`
-   * naming the others. Default `apart`: each is a result (docs/workspace.md, "Scores across projects").
+   * `once` (default): versions of one document in several projects (same type and title, equal bodies or
+   * one the beginning of the other: two worktrees of one repository, a vendored copy) take one place in a
+   * search over several, shown as the fuller one with `also_in` naming the others. `apart`: each is a
+   * result (docs/workspace.md, "One document in several projects").
    */
   versions?: WorkspaceVersions;
 }

@@ -59,6 +59,22 @@ const LIST_KEYS = [...Object.keys(listOptionsSchema.shape), 'project'];
 /** Per-backlog page size of a merged search (the schema's most). */
 const PAGE = 100;
 
+/**
+ * For each project of a scope of several: whether another project in scope has a term. A query word one
+ * backlog has is no typo: the others do not complete or typo-expand it (SearchRequest.knownElsewhere), as
+ * one index over all the files would not. Each term is looked up once per search.
+ */
+function knownElsewhere(scope: WorkspaceProject[]): Map<WorkspaceProject, (term: string) => boolean> {
+  if (scope.length < 2) return new Map();
+  const holders = new Map<string, WorkspaceProject[]>();
+  const holdersOf = (term: string) => {
+    let list = holders.get(term);
+    if (!list) holders.set(term, (list = scope.filter((p) => p.service.index.hasTerm(term))));
+    return list;
+  };
+  return new Map(scope.map((p) => [p, (term: string) => holdersOf(term).some((q) => q !== p)]));
+}
+
 export class Workspace implements WorkspaceScope {
   readonly writes: WorkspaceWrites;
   /** Replaced, never changed in place: a call that took the list keeps a consistent one (add/remove). */
@@ -69,8 +85,8 @@ export class Workspace implements WorkspaceScope {
     projects: readonly WorkspaceProject[],
     readonly problems: readonly ProjectProblem[] = [],
     readonly fusion: WorkspaceFusion = 'bound',
-    /** Versions of one document in several projects: each a result (`apart`), or one (`once`; merge.ts). */
-    readonly versions: WorkspaceVersions = 'apart',
+    /** Versions of one document in several projects: one result (`once`, the default; merge.ts), or each (`apart`). */
+    readonly versions: WorkspaceVersions = 'once',
   ) {
     this.#projects = [...projects];
     this.writes = new WorkspaceWrites(this);
@@ -230,7 +246,8 @@ export class Workspace implements WorkspaceScope {
     if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
     const opts = parsed.data;
     const outside = this.outsideOf(scope);
-    const fast = await this.rankFirst(query, rest, opts, scope, all, started, outside);
+    const known = knownElsewhere(scope);
+    const fast = await this.rankFirst(query, rest, opts, scope, all, started, outside, known);
     if (fast) return fast;
     const want = opts.offset + opts.limit;
     const answers = await eachProject(scope, async (p) => {
@@ -241,7 +258,7 @@ export class Workspace implements WorkspaceScope {
       const first = await p.service.searchUnified(
         query,
         { ...local, offset: 0, limit: Math.min(PAGE, want), include_scores: true },
-        { outside: outside.get(p), fixedShare: true },
+        { outside: outside.get(p), fixedShare: true, knownElsewhere: known.get(p) },
       );
       for (let at = PAGE; first.results.length < want && first.next_offset !== undefined; at += PAGE) {
         const more = await p.service.searchUnified(
@@ -254,7 +271,7 @@ export class Workspace implements WorkspaceScope {
             group_by: undefined,
             include_related: false,
           },
-          { outside: outside.get(p), fixedShare: true },
+          { outside: outside.get(p), fixedShare: true, knownElsewhere: known.get(p) },
         );
         first.results.push(...more.results);
         first.next_offset = more.next_offset;
@@ -373,6 +390,7 @@ export class Workspace implements WorkspaceScope {
     all: readonly WorkspaceProject[],
     started: number,
     outside: Map<WorkspaceProject, OutsideStats>,
+    known: Map<WorkspaceProject, (term: string) => boolean>,
   ): Promise<SearchResponse | null> {
     const bm25 =
       opts.mode === 'bm25' ||
@@ -402,6 +420,7 @@ export class Workspace implements WorkspaceScope {
             limit: depth,
             offset: 0,
             outside: outside.get(p),
+            knownElsewhere: known.get(p),
           });
           total += found.total;
           cut ||= found.total > found.hits.length;

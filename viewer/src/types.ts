@@ -41,6 +41,8 @@ export interface SearchResult {
   state: string | null;
   /** Its project, when the server serves several backlogs. */
   project?: string;
+  /** The same document in other projects, shown as this one hit (qualified ids: `api:TASK-0001`). */
+  also_in?: string[];
 }
 
 export interface SearchResponse {

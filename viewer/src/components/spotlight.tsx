@@ -27,6 +27,22 @@ function listWords(words: string[]): string {
   return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
 }
 
+/** The project of a qualified id: `api:TASK-0001`, `mcp://backlog/api/docs/a.md`. */
+function projectOf(id: string): string {
+  return id.startsWith('mcp://backlog/') ? (id.split('/')[3] ?? id) : id.slice(0, id.indexOf(':'));
+}
+
+/** "also in api, web": the copies of this document in other projects the hit stands for. */
+function AlsoIn({ ids }: { ids: string[] | undefined }) {
+  if (!ids?.length) return null;
+  const projects = [...new Set(ids.map(projectOf))];
+  return (
+    <span class="sl-also" title={`Also in ${ids.join(', ')}`} data-also={ids.join(' ')}>
+      also in {projects.join(', ')}
+    </span>
+  );
+}
+
 function Html({ html, class: cls }: { html: string; class?: string }) {
   // `html` comes from highlightHtml: the text escaped, then our <mark> tags added.
   return <span class={cls} dangerouslySetInnerHTML={{ __html: html }} />;
@@ -65,6 +81,7 @@ function ResultOption({
         <div class="sl-line">
           <Html class="sl-title" html={highlightHtml(r.title, query)} />
           <StateBadge state={r.state} />
+          <AlsoIn ids={r.also_in} />
         </div>
         {snippet && field !== 'title' && (
           <div class="sl-snippet">
