@@ -11,11 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpServer } from '../src/mcp/server.js';
-import {
-  readIndexCache,
-  writeIndexCache,
-  serviceCacheVersion,
-} from '../src/service/index-cache.js';
+import { readIndexCache, writeIndexCache, serviceCacheVersion } from '../src/service/index-cache.js';
 import { CACHE_FILE } from '../src/service/cache-file.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
