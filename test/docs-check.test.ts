@@ -22,6 +22,7 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--expose-gc',
     '--max-old-space-size',
     '--max-semi-space-size',
+    '--min-semi-space-size',
     '--import',
     '--trace-gc',
     '--cpu-prof',
