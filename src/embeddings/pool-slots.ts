@@ -24,6 +24,8 @@ export interface WorkerInit {
 export type WorkerRequest =
   | { type: 'embed'; job: number; texts: string[]; kind: EmbedKind }
   | { type: 'memory'; collect?: boolean }
+  /** Lower this worker thread's scheduling priority (Linux: its nice value; see EmbeddingPool.queryLane). */
+  | { type: 'lower-priority' }
   | { type: 'close' };
 
 /** One worker's own memory, in bytes (its V8 heap, and the model's WebAssembly heap when known). */
@@ -63,6 +65,10 @@ export interface Slot {
   run(batch: Batch): void;
   stop(): Promise<void>;
   memory?(collect: boolean): Promise<WorkerMemory | undefined>;
+  /** Asks the worker to run at a lower priority from now on (it cannot be raised again). */
+  lowerPriority?(): void;
+  /** Whether lowerPriority was asked. */
+  readonly lowered?: boolean;
 }
 
 export interface SlotEvents {
@@ -109,6 +115,7 @@ export function spawnWorker(init: WorkerInit, resourceLimits: ResourceLimits | u
 
 export class ThreadSlot implements Slot {
   current: Batch | null = null;
+  lowered = false;
   private stopping = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly memoryReplies: ((m: WorkerMemory | undefined) => void)[] = [];
@@ -156,6 +163,12 @@ export class ThreadSlot implements Slot {
     this.timer.unref();
     const msg: WorkerRequest = { type: 'embed', job: 0, texts: batch.texts, kind: batch.kind };
     this.worker.postMessage(msg);
+  }
+
+  lowerPriority(): void {
+    if (this.lowered || this.stopping) return;
+    this.lowered = true;
+    this.worker.postMessage({ type: 'lower-priority' } satisfies WorkerRequest);
   }
 
   /** The worker's own memory (after a full garbage collection with `collect`), or undefined when it has exited. */

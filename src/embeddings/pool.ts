@@ -23,6 +23,12 @@ import type {
   ResolvedProvider,
 } from './types.js';
 
+/**
+ * While a query lane runs, the build's workers run at a lower priority (os.setPriority in the worker). Linux
+ * only: there a worker thread has a priority of its own; elsewhere it would lower the whole process.
+ */
+const LOWER_BUILD_PRIORITY = process.platform === 'linux';
+
 export interface PoolOptions extends EmbedderOptions {
   /** Default `auto`. */
   provider?: EmbeddingProvider;
@@ -110,7 +116,7 @@ export class EmbeddingPool implements Embedder {
         this.settle(batch, (b) => b.resolve(result));
       }
       if (this.retiring.has(slot)) this.retire(slot);
-      if (slot === this.lane && !this.laneWanted) void this.dropLane();
+      if (slot === this.lane && !this.laneWanted) void this.endLane();
       this.dispatch();
     },
     died: (slot, err) => this.onDeath(slot, err),
@@ -272,8 +278,10 @@ export class EmbeddingPool implements Embedder {
    * loaded model (about 80 MB of RSS with the bundled model) while it lives. While it loads (1-2 s of a
    * core), queued non-urgent batches wait: the other workers are free for queries meanwhile, and the load
    * gets the core the build would have used. Opening resolves once its model is loaded (or failed to:
-   * queries then go to the other workers as before). Closing stops it at once when idle, else after its
-   * current batch. In-thread pools (`workers: 0`) have none.
+   * queries then go to the other workers as before). Once it is on, the other workers run at a lower
+   * priority (Linux), so that on a busy machine the lane and the main thread get a core first. Closing
+   * stops it at once when idle, else after its current batch; after a lowered build it stays instead, as
+   * the pool's first worker, and one lowered worker leaves. In-thread pools (`workers: 0`) have none.
    */
   async queryLane(open: boolean): Promise<void> {
     this.laneWanted = open && !this.closed && !this.slots.some((s) => s instanceof InlineSlot);
@@ -281,7 +289,7 @@ export class EmbeddingPool implements Embedder {
       this.dispatch(); // batches held while it loaded go on
       // A lane still loading is stopped once loaded: wait for that, so that it is gone when this resolves.
       await this.laneLoading;
-      if (!this.laneWanted && this.lane && !this.lane.current) await this.dropLane();
+      if (!this.laneWanted && this.lane && !this.lane.current) await this.endLane();
       return;
     }
     if (this.lane) return;
@@ -301,6 +309,8 @@ export class EmbeddingPool implements Embedder {
             this.slotEvents,
             this.options.batchTimeoutMs ?? 120_000,
           );
+          // The build's workers give way to the lane (and the main thread) when both want a core.
+          if (LOWER_BUILD_PRIORITY) for (const slot of this.slots) slot.lowerPriority?.();
           this.dispatch();
         }
       },
@@ -451,11 +461,25 @@ export class EmbeddingPool implements Embedder {
     this.dispatch();
   }
 
-  /** Stops the lane's (idle) worker. */
-  private async dropLane(): Promise<void> {
+  /**
+   * Ends the (idle) lane. When the build's workers were given a lower priority, the lane takes the place of
+   * one of them, first in line (the worker that serves queries from now on, and the one `resize` keeps),
+   * and that one leaves: a priority lowered cannot be raised again. Otherwise its worker stops.
+   */
+  private async endLane(): Promise<void> {
     const lane = this.lane;
     this.lane = null;
-    await lane?.stop().catch(() => undefined);
+    if (!lane) return;
+    const lowered = this.slots.filter((s) => s.lowered && !this.retiring.has(s));
+    if (lowered.length === 0 || this.closed) {
+      await lane.stop().catch(() => undefined);
+      return;
+    }
+    this.slots.unshift(lane);
+    const leaving = lowered[lowered.length - 1];
+    if (leaving.current) this.retiring.add(leaving);
+    else this.retire(leaving);
+    this.dispatch();
   }
 
   /** Removes an idle slot from the pool and stops its worker. */

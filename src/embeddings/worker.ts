@@ -2,9 +2,13 @@
  * Embedding worker: loads its own provider (models cannot cross threads), then embeds the batches the
  * pool sends. Messages are described in pool.ts.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { resolveEmbedder } from './resolve.js';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './pool.js';
+
+/** The nice value of a worker that embeds a build while a query lane serves the queries. */
+const BUILD_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('embeddings/worker.ts runs only as a worker thread');
@@ -65,6 +69,16 @@ port.on('message', async (msg: WorkerRequest) => {
       type: 'memory',
       memory: { heapUsed, heapTotal, external, arrayBuffers, ...(wasm ? { wasm } : {}) },
     });
+    return;
+  }
+  if (msg.type === 'lower-priority') {
+    // On Linux a thread has a nice value of its own, and setpriority(pid 0) sets the calling thread's:
+    // this worker only (elsewhere it would be the whole process, so the pool asks on Linux only).
+    try {
+      setPriority(BUILD_NICE);
+    } catch {
+      // not allowed here: the worker runs as before
+    }
     return;
   }
   if (msg.type === 'close') {
