@@ -97,3 +97,17 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProc
   const [cmd, argv] = cliArgs(args);
   return spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
 }
+
+/**
+ * Sends SIGTERM and waits for the child to exit: true when it did within `ms`; otherwise it is killed
+ * (SIGKILL) and false, so that no test leaves a server running.
+ */
+export async function stopped(child: ChildProcess, ms = 20_000): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return true;
+  const exited = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
+  child.kill('SIGTERM');
+  const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref());
+  const ok = await Promise.race([exited, timer]);
+  if (!ok) child.kill('SIGKILL');
+  return ok;
+}

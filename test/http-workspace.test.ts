@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
-import { BACKLOG_MD_FIXTURE, DEMO_DIR, spawnCli } from './helpers.js';
+import { BACKLOG_MD_FIXTURE, DEMO_DIR, spawnCli, stopped } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Json = Record<string, any>;
@@ -270,7 +270,7 @@ describe('backlog-search serve with several --dir', () => {
       const found = (await (await fetch(`${url}/search?q=task&limit=50`)).json()) as Json;
       expect(new Set(found.results.map((r: Json) => r.project))).toEqual(new Set(['demo', 'other']));
     } finally {
-      child.kill('SIGTERM');
+      expect(await stopped(child)).toBe(true);
     }
   }, 90_000);
 });

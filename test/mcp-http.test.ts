@@ -8,7 +8,7 @@ import { startHttpServer, type RunningHttpServer } from '../src/http/server.js';
 import type { BacklogService } from '../src/service/backlog-service.js';
 import { openBacklog } from '../src/service/open-backlog.js';
 import { call, defineContract } from './mcp-contract.js';
-import { spawnCli, tempBacklog } from './helpers.js';
+import { spawnCli, stopped, tempBacklog } from './helpers.js';
 
 /** A raw GET with chosen headers (fetch would not let us set Host). */
 function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
@@ -173,7 +173,8 @@ describe('MCP over Streamable HTTP', () => {
       expect(r.data.results[0].id).toBe('TASK-0001');
       await c.close();
     } finally {
-      child.kill('SIGTERM');
+      // It stops on SIGTERM (a process left behind would outlive the test run).
+      expect(await stopped(child)).toBe(true);
     }
   });
 });

@@ -58,6 +58,9 @@ async function resolveDir(explicit: string | undefined): Promise<string> {
   return DEMO_BACKLOG_DIR;
 }
 
+/** How long `serve` may take to stop after SIGINT or SIGTERM before it exits anyway. */
+const STOP_DEADLINE_MS = 10_000;
+
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
 const oneShots: BacklogService[] = [];
 /** Run when the command is done, whether it failed or not (mcp: stop reading stdin, so the process exits). */
@@ -652,6 +655,15 @@ export function buildProgram(): Command {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      // Stopping waits for open connections and writes the persisted index; a second signal, or a stop
+      // that takes over 10 s, ends the process at once (the index is derived, the files are written atomically).
+      const now = (why: string) => {
+        process.stderr.write(`backlog-search: ${why}; stopping now\n`);
+        process.exit(1);
+      };
+      process.once('SIGINT', () => now('a second signal'));
+      process.once('SIGTERM', () => now('a second signal'));
+      setTimeout(() => now('still stopping after 10 s'), STOP_DEADLINE_MS).unref();
       unregister();
       await running.close();
       await close();
