@@ -79,12 +79,12 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
   return service;
 }
 
-/** The service as soon as its format is known, and `opened` when it has read the backlog (see beginOpenBacklog). */
+/** The service as soon as its format is known, with `read` and `opened` (see beginOpenBacklog). */
 async function begin(
   cmd: Command,
   kind: OpenKind,
   watch: boolean,
-): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
+): Promise<{ service: BacklogService; read: Promise<BacklogService>; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   if (mayBeWorkspace(dir, workspace) && (await (await cliWorkspace()).workspaceSpec(dir, workspace)))
     throw new BacklogError(
@@ -524,8 +524,9 @@ export function buildProgram(): Command {
           await closeWorkspace(ws);
         }
       }
-      // initialize and tools/list are answered while the backlog is read; other requests wait for it.
-      const { service, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
+      // initialize and tools/list are answered while the backlog is read; other requests wait for it
+      // (not for the watcher, which starts after the read).
+      const { service, read, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
       opened.then(
         () =>
           process.stderr.write(
@@ -541,7 +542,7 @@ export function buildProgram(): Command {
       try {
         await runStdioServer(roots?.ws ?? service, {
           readOnly,
-          opened,
+          opened: read,
           ...(early ? { stdio: early, instructions } : {}),
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
