@@ -585,10 +585,25 @@ export function buildProgram(): Command {
           'Pass an integer from 0 to 65535 (0 picks a free port).',
           { field: 'port' },
         );
+      // A signal while the backlogs are read (a first start or a rebuild can take a while) stops at once;
+      // once serving, it stops gracefully (below).
+      let serving = false;
+      const signalled = new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      void signalled.then(() => {
+        if (serving) return;
+        process.stderr.write('backlog-search: stopped while reading the backlog\n');
+        process.exit(0);
+      });
+      const slow = setTimeout(() => process.stderr.write('backlog-search: reading the backlog...\n'), 1000);
+      slow.unref();
       const { closeBacklog } = await backlog();
       // Several backlogs (--dir repeated, NAME=PATH, --workspace): one Workspace behind every route.
       const ws = await serveWorkspace(cmd, o.watch !== false);
       const service = ws ?? (await open(cmd, 'server', o.watch !== false));
+      clearTimeout(slow);
       const close = async () => {
         if (ws) await (await import('../workspace/open-workspace.js')).closeWorkspace(ws);
         else await closeBacklog(service as BacklogService);
@@ -652,10 +667,8 @@ export function buildProgram(): Command {
           `note: bound to ${o.host}, but only localhost Host headers are accepted; add --allow-host <name> for the names clients use.\n`,
         );
       }
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      serving = true;
+      await signalled;
       // Stopping waits for open connections and writes the persisted index; a second signal, or a stop
       // that takes over 10 s, ends the process at once (the index is derived, the files are written atomically).
       const now = (why: string) => {
