@@ -73,8 +73,13 @@ const atExit: (() => void)[] = [];
  */
 type OpenKind = 'oneshot' | 'lookup' | 'index' | 'server';
 
-async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Promise<BacklogService> {
-  const service = await (await begin(cmd, kind, watch)).opened;
+async function open(
+  cmd: Command,
+  kind: OpenKind = 'oneshot',
+  watch = false,
+  query?: string,
+): Promise<BacklogService> {
+  const service = await (await begin(cmd, kind, watch, query)).opened;
   if (kind !== 'server') oneShots.push(service);
   return service;
 }
@@ -84,6 +89,8 @@ async function begin(
   cmd: Command,
   kind: OpenKind,
   watch: boolean,
+  /** A one-shot search's query: the model, when it will be needed, loads during the open. */
+  query?: string,
 ): Promise<{ service: BacklogService; read: Promise<BacklogService>; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   if (mayBeWorkspace(dir, workspace) && (await (await cliWorkspace()).workspaceSpec(dir, workspace)))
@@ -112,6 +119,7 @@ async function begin(
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
     // One query and exit: preparing every body for snippets would cost more than the query.
     background: kind === 'server',
+    ...(query !== undefined ? { expectQuery: query } : {}),
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
   if (bar) begun.opened = begun.opened.finally(() => bar.stop());
@@ -119,14 +127,14 @@ async function begin(
 }
 
 /** search, list and get: the one backlog as before, or a workspace when several are given (docs/workspace.md). */
-async function openMany(cmd: Command): Promise<BacklogService | Workspace> {
+async function openMany(cmd: Command, query?: string): Promise<BacklogService | Workspace> {
   const { dir, embeddings, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   const ws = mayBeWorkspace(dir, workspace)
     ? await (
         await cliWorkspace()
       ).openCliWorkspace(dir, workspace, cmd.name() === 'search' ? embeddings : 'none')
     : undefined;
-  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup');
+  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup', false, query);
   oneShots.push(...ws.projects.map((p) => p.service));
   return ws;
 }
@@ -227,7 +235,7 @@ async function searchHere(
   request: SearchRequest,
   o: { project?: string },
 ): Promise<Awaited<ReturnType<BacklogService['searchUnified']>>> {
-  const service = await openMany(cmd);
+  const service = await openMany(cmd, query);
   // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
   for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
     await s.semanticReady();

@@ -1,6 +1,6 @@
 import { hashText, type EmbeddingCache } from './cache.js';
 import { chunkOptionsFor, chunkText, type ChunkOptions } from './chunk.js';
-import { GIBBERISH_GATE, gibberishCentroid, gibberishScore } from './gibberish.js';
+import { GIBBERISH_GATE, gibberishScore, keptGibberishCentroid } from './gibberish.js';
 import type { EmbedAllOptions } from './pool.js';
 import type { Embedder } from './types.js';
 import { VectorIndex, type VectorHit, type VectorSearchOptions } from './vector-index.js';
@@ -369,9 +369,11 @@ export class SemanticIndex {
     return this.index.search(vector, k, options);
   }
 
-  /** The model's pseudo-word centroid, embedded once (about 40 short queries). */
+  /** The model's pseudo-word centroid: kept from an earlier process, else embedded (about 40 short queries). */
   gibberishCentroid(): Promise<Float32Array> {
-    this.gibberish ??= gibberishCentroid((texts) => this.embedder.embed(texts, 'query'));
+    this.gibberish ??= keptGibberishCentroid(this.embedder.id, this.embedder.dims, (texts) =>
+      this.embedder.embed(texts, 'query'),
+    );
     return this.gibberish;
   }
 

@@ -46,6 +46,11 @@ export interface SemanticOptions {
   sharedPool?: SharedEmbeddingPool;
   /** Chunks left after a background build's first pass above which queries get a lane (default {@link QUERY_LANE_MIN_CHUNKS}). */
   queryLaneMinChunks?: number;
+  /**
+   * The query a one-shot process is about to ask (`never`): when the model reads it (`supports`), the
+   * model starts loading in its worker while this thread reads the cached vectors, not at the query.
+   */
+  expectedQuery?: string;
 }
 
 export interface SemanticStatus {
@@ -143,6 +148,11 @@ class LazyPool implements IndexEmbedder {
   private pool(): Promise<EmbeddingPool> {
     this.started ??= this.start();
     return this.started;
+  }
+
+  /** Starts loading the model now, for a query soon: its worker loads while this thread does the rest. */
+  prepare(): void {
+    this.pool().catch(() => undefined);
   }
 
   async embed(texts: string[], kind?: EmbedKind): Promise<Float32Array[]> {
@@ -365,6 +375,14 @@ export class SemanticSearch implements VectorRetriever {
     this.cache = await EmbeddingCache.open(dir!, described.id, dims, { encoding: 'i8' });
     this.status.warnings.push(...this.cache.warnings);
     const embedder = new LazyPool(described.id, dims, described.maxTokens, () => this.startPool(described));
+    // The model loads in its worker (about a second) while this thread reads the vectors and the lexical
+    // index; the worker does not keep the process alive, and the pool is closed if the cache is incomplete.
+    const expected = this.options.expectedQuery;
+    if (expected !== undefined)
+      this.supports(expected).then(
+        (reads) => reads && !this.closed && embedder.prepare(),
+        () => undefined,
+      );
     const index = new SemanticIndex({ embedder, cache: this.cache });
     this.index = index;
     const docs = items.map(toDoc);

@@ -42,6 +42,11 @@ export interface OpenBacklogOptions {
    * (bundled model: from about 600 MB on the Backlog.md folder). Ignored when `embeddingWorkers` is given.
    */
   memoryBudgetMb?: number;
+  /**
+   * The query a one-shot process will ask once open: when its answer will be hybrid, the model starts
+   * loading during the open instead of at the query (the query must still be passed to the search).
+   */
+  expectQuery?: string;
   /** Model, local folder and remote use of the `transformers` provider. */
   transformers?: TransformersOptions;
   /** Fusion weights and multipliers of hybrid search (see docs/search.md). */
@@ -147,6 +152,7 @@ export async function beginOpenBacklog(
       transformers: options.transformers,
       onProgress: options.onEmbedProgress,
       ...(options.sharedEmbeddingPool ? { sharedPool: options.sharedEmbeddingPool } : {}),
+      ...(options.expectQuery !== undefined ? { expectedQuery: options.expectQuery } : {}),
       ...(options.embeddingWorkers !== undefined ? { workers: options.embeddingWorkers } : {}),
       // Checked only where it decides something.
       ...(provider !== 'none' && options.embeddingWorkers === undefined
