@@ -2,7 +2,7 @@
  * A one-shot `search` asks a running `serve` of the same backlog (src/http/discovery.ts, issue #23 item
  * 4): the real CLI and a real server, each a child process, with a config folder of their own.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -95,6 +95,38 @@ describe('a one-shot search and a running serve of the same backlog', () => {
     again.kill('SIGTERM');
     await new Promise((r) => again.once('exit', r));
     expect(await readdir(servers)).toEqual([]);
+  }, 120_000);
+});
+
+describe('a serve stopped while it reads the backlog', () => {
+  it('exits at once with status 0, saying so (not killed by the signal)', async () => {
+    const big = await mkdtemp(join(tmpdir(), 'bs-big-'));
+    try {
+      await mkdir(join(big, 'tasks'));
+      for (let i = 0; i < 3000; i++)
+        await writeFile(
+          join(big, 'tasks', `TASK-${i}-generated.md`),
+          `---\nid: TASK-${i}\ntitle: Generated task ${i}\nstatus: open\n---\nBody ${i} of a generated task about hangars and zeppelins.\n`,
+        );
+      const [cmd, argv] = cliArgs(['--dir', big, 'serve', '--port', '0', '--no-watch']);
+      const child = spawn(cmd, argv, {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise<[number | null, string | null]>((resolve) =>
+        child.once('exit', (code, signal) => resolve([code, signal])),
+      );
+      // Past a second of reading, the server says it is reading: the signal comes then.
+      await vi.waitFor(() => expect(err).toContain('reading the backlog'), { timeout: 60_000, interval: 20 });
+      child.kill('SIGTERM');
+      expect(await exited).toEqual([0, null]);
+      expect(err).toContain('stopped while reading the backlog');
+      expect(err).not.toContain('serving');
+    } finally {
+      await rm(big, { recursive: true, force: true });
+    }
   }, 120_000);
 });
 

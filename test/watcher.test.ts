@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacklogChange, BacklogService } from '../src/service/backlog-service.js';
-import { backlogWatcher, closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { backlogWatcher, beginOpenBacklog, closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { tempBacklog } from './helpers.js';
 
 /** Polls `check` until it holds; fails after `ms`. Returns how long it took. */
@@ -125,5 +125,50 @@ describe('watcher: live updates from the files on disk', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(await ids(service, 'afterclosedword')).toEqual([]);
     await closeBacklog(service); // twice is fine
+  });
+});
+
+describe('the watcher starts after the read, and catches up', () => {
+  it('catchUp applies what changed on disk since the read: changed, added, removed', async () => {
+    const { dir, cleanup } = await tempBacklog();
+    const service = await openBacklog({ dir, embeddings: 'none' });
+    try {
+      expect(await service.catchUp()).toBe(0);
+      const path = join(dir, 'tasks', 'TASK-0001-login-rate-limit.md');
+      await writeFile(path, (await readFile(path, 'utf8')).replace(/^title: .*$/m, 'title: Kumquat login'));
+      await writeFile(join(dir, 'resources', 'new-note.md'), '# New note\nzebrafinch');
+      await rm(join(dir, 'tasks', 'TASK-0005-passkeys-second-factor.md'));
+      expect(await service.catchUp()).toBe(3);
+      expect(await ids(service, 'kumquat')).toEqual(['TASK-0001']);
+      expect(await ids(service, 'zebrafinch')).toEqual(['mcp://backlog/resources/new-note.md']);
+      expect(() => service.get('TASK-0005')).toThrow(/No item/);
+      expect(await service.catchUp()).toBe(0);
+    } finally {
+      await closeBacklog(service);
+      await cleanup();
+    }
+  });
+
+  it('`read` settles before the watcher is ready; changes made in between are in when `opened` settles', async () => {
+    const { dir, cleanup } = await tempBacklog();
+    const { read, opened } = await beginOpenBacklog({ dir, watch: true, embeddings: 'none' });
+    const service = await read;
+    try {
+      expect(backlogWatcher(service)).toBeUndefined();
+      expect(await ids(service, 'passkeys')).toContain('TASK-0005');
+      await rm(join(dir, 'tasks', 'TASK-0005-passkeys-second-factor.md'));
+      await writeFile(join(dir, 'resources', 'between.md'), '# Between\nbetweenword');
+      await opened;
+      // No wait for the watcher's events: the catch-up has applied both.
+      expect(await ids(service, 'passkeys')).not.toContain('TASK-0005');
+      expect(await ids(service, 'betweenword')).toEqual(['mcp://backlog/resources/between.md']);
+      expect(backlogWatcher(service)).toBeDefined();
+      // And the watcher follows later changes.
+      await writeFile(join(dir, 'resources', 'later.md'), '# Later\nlaterword');
+      await within(1000, async () => (await ids(service, 'laterword')).length === 1);
+    } finally {
+      await closeBacklog(service);
+      await cleanup();
+    }
   });
 });

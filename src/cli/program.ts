@@ -79,12 +79,12 @@ async function open(cmd: Command, kind: OpenKind = 'oneshot', watch = false): Pr
   return service;
 }
 
-/** The service as soon as its format is known, and `opened` when it has read the backlog (see beginOpenBacklog). */
+/** The service as soon as its format is known, with `read` and `opened` (see beginOpenBacklog). */
 async function begin(
   cmd: Command,
   kind: OpenKind,
   watch: boolean,
-): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
+): Promise<{ service: BacklogService; read: Promise<BacklogService>; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   if (mayBeWorkspace(dir, workspace) && (await (await cliWorkspace()).workspaceSpec(dir, workspace)))
     throw new BacklogError(
@@ -524,8 +524,9 @@ export function buildProgram(): Command {
           await closeWorkspace(ws);
         }
       }
-      // initialize and tools/list are answered while the backlog is read; other requests wait for it.
-      const { service, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
+      // initialize and tools/list are answered while the backlog is read; other requests wait for it
+      // (not for the watcher, which starts after the read).
+      const { service, read, opened } = await (begun ?? begin(cmd, 'server', o.watch !== false));
       opened.then(
         () =>
           process.stderr.write(
@@ -541,7 +542,7 @@ export function buildProgram(): Command {
       try {
         await runStdioServer(roots?.ws ?? service, {
           readOnly,
-          opened,
+          opened: read,
           ...(early ? { stdio: early, instructions } : {}),
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
@@ -584,10 +585,25 @@ export function buildProgram(): Command {
           'Pass an integer from 0 to 65535 (0 picks a free port).',
           { field: 'port' },
         );
+      // A signal while the backlogs are read (a first start or a rebuild can take a while) stops at once;
+      // once serving, it stops gracefully (below).
+      let serving = false;
+      const signalled = new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      void signalled.then(() => {
+        if (serving) return;
+        process.stderr.write('backlog-search: stopped while reading the backlog\n');
+        process.exit(0);
+      });
+      const slow = setTimeout(() => process.stderr.write('backlog-search: reading the backlog...\n'), 1000);
+      slow.unref();
       const { closeBacklog } = await backlog();
       // Several backlogs (--dir repeated, NAME=PATH, --workspace): one Workspace behind every route.
       const ws = await serveWorkspace(cmd, o.watch !== false);
       const service = ws ?? (await open(cmd, 'server', o.watch !== false));
+      clearTimeout(slow);
       const close = async () => {
         if (ws) await (await import('../workspace/open-workspace.js')).closeWorkspace(ws);
         else await closeBacklog(service as BacklogService);
@@ -651,10 +667,8 @@ export function buildProgram(): Command {
           `note: bound to ${o.host}, but only localhost Host headers are accepted; add --allow-host <name> for the names clients use.\n`,
         );
       }
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      serving = true;
+      await signalled;
       // Stopping waits for open connections and writes the persisted index; a second signal, or a stop
       // that takes over 10 s, ends the process at once (the index is derived, the files are written atomically).
       const now = (why: string) => {

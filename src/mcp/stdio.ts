@@ -11,7 +11,7 @@ const WITHOUT_ITEMS = new Set(['initialize', 'notifications/initialized', 'ping'
 
 export interface StdioOptions extends McpServerOptions {
   /**
-   * Settles when `service` has read the backlog (beginOpenBacklog's `opened`). Until then `initialize` and
+   * Settles when `service` has read the backlog (beginOpenBacklog's `read`). Until then `initialize` and
    * `tools/list` are answered at once and every other message waits for it, in the order it came; when it
    * fails, the server closes and `runStdioServer` rejects with its error.
    */

@@ -181,6 +181,11 @@ export class BacklogService {
     return this.indexer.applyFile(relPath);
   }
 
+  /** Applies every file changed, added or removed since the files were read (see Indexer.catchUp). */
+  catchUp(): Promise<number> {
+    return this.indexer.catchUp();
+  }
+
   /** Forgets the file at `relPath` (deleted or renamed away). Returns whether an item was there. */
   removeFile(relPath: string): boolean {
     return this.indexer.removeFile(relPath);

@@ -244,6 +244,26 @@ export class Indexer {
   }
 
   /**
+   * Applies what changed on disk since the files were read: each file whose size or modification time
+   * is not its item's, each new one, each one gone. A watcher started after the read calls this once
+   * it is ready, for what changed before it saw the file's folder. Returns how many paths it applied.
+   */
+  async catchUp(): Promise<number> {
+    const walked = await walkBacklog(this.dir);
+    const stats = await statFiles(this.dir, walked.files);
+    const changed = Object.keys(stats).filter((path) => {
+      const id = this.store.atPath(path);
+      const item = id === undefined ? undefined : this.store.byId(id);
+      // A file without an item (malformed when read) is read again: it may have been fixed since.
+      return !item || item.size !== stats[path].size || item.mtime_ms !== stats[path].mtime_ms;
+    });
+    const removed = [...this.store.values()].map((item) => item.path).filter((path) => !stats[path]);
+    for (const path of removed) this.removeFile(path);
+    for (const path of changed) await this.applyFile(path);
+    return changed.length + removed.length;
+  }
+
+  /**
    * Re-reads one file (path relative to the root) and updates everything before returning: added,
    * changed, or gone. Descendants are re-indexed too when the item's place in the tree changed.
    */

@@ -100,16 +100,17 @@ export async function openBacklog(options: OpenBacklogOptions = {}): Promise<Bac
 }
 
 /**
- * `openBacklog` in two steps: resolves as soon as the service knows its folder's format and settings
- * (config.yml read, no other file), with `opened`, which resolves when the files are read and the index
- * is built, as `openBacklog` does. Until then the service answers as an empty backlog: a server gives
- * out only what needs no items (the MCP server's `initialize` and `tools/list`) before `opened`.
+ * `openBacklog` in steps: resolves as soon as the service knows its folder's format and settings
+ * (config.yml read, no other file), with `read`, which resolves when the files are read and the index is
+ * built (searches answer from then on; a watcher may still be starting), and `opened`, which resolves
+ * when the watcher too is ready, as `openBacklog` does. Until `read` the service answers as an empty
+ * backlog: a server gives out only what needs no items (the MCP server's `initialize` and `tools/list`).
  */
 export async function beginOpenBacklog(
   options: OpenBacklogOptions = {},
   /** Read the files only once this settles (a workspace reads its backlogs one after the other). */
   after?: Promise<unknown>,
-): Promise<{ service: BacklogService; opened: Promise<BacklogService> }> {
+): Promise<{ service: BacklogService; read: Promise<BacklogService>; opened: Promise<BacklogService> }> {
   const dir = resolve(options.dir ?? defaultBacklogDir());
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) {
@@ -154,41 +155,34 @@ export async function beginOpenBacklog(
     },
   });
   await service.detectFormat();
-  const opened = after
-    ? after.then(
-        () => finishOpen(service, options),
-        () => finishOpen(service, options),
-      )
-    : finishOpen(service, options);
-  // Handled by whoever awaits it; marked here so a failure before they do is not an unhandled rejection.
+  let wasRead!: () => void;
+  const readDone = new Promise<BacklogService>((resolve) => (wasRead = () => resolve(service)));
+  const finish = () => finishOpen(service, options, wasRead);
+  const opened = after ? after.then(finish, finish) : finish();
+  // Whichever comes first: the read, or the open's failure before it.
+  const read = Promise.race([readDone, opened]);
+  // Handled by whoever awaits them; marked here so a failure before they do is not an unhandled rejection.
   opened.catch(() => undefined);
-  return { service, opened };
+  read.catch(() => undefined);
+  return { service, read, opened };
 }
 
-async function finishOpen(service: BacklogService, options: OpenBacklogOptions): Promise<BacklogService> {
+async function finishOpen(
+  service: BacklogService,
+  options: OpenBacklogOptions,
+  wasRead: () => void,
+): Promise<BacklogService> {
   if (options.removeLeftovers !== false) await removeWriteLeftovers(service.dir);
-  if (!options.watch) {
-    await service.reload(options.onProgress, { rebuild: options.rebuild });
-    await service.startSemantic();
-    return service;
-  }
-  let reloaded!: () => void;
-  const gate = new Promise<void>((resolve) => (reloaded = resolve));
-  const { watchBacklog } = await import('./watcher.js');
-  const watcher = await watchBacklog(service, {
-    ...(typeof options.watch === 'object' ? options.watch : {}),
-    after: gate,
-  });
-  try {
-    await service.reload(options.onProgress, { rebuild: options.rebuild });
-  } catch (err) {
-    reloaded();
-    await watcher.close();
-    throw err;
-  }
-  reloaded();
-  watchers.set(service, watcher);
+  await service.reload(options.onProgress, { rebuild: options.rebuild });
   await service.startSemantic();
+  wasRead();
+  if (!options.watch) return service;
+  // The watcher starts after the read, so its first scan (a stat of every file) does not hold up the
+  // first answer; what changed before it saw a file's folder is caught up once it is ready.
+  const { watchBacklog } = await import('./watcher.js');
+  const watcher = await watchBacklog(service, typeof options.watch === 'object' ? options.watch : {});
+  watchers.set(service, watcher);
+  await service.catchUp();
   return service;
 }
 

@@ -22,11 +22,6 @@ export interface WatchTarget {
 export interface WatchOptions {
   /** Quiet time after the last event for a path before it is applied (default 50 ms). */
   debounceMs?: number;
-  /**
-   * Events are queued until this settles: `openBacklog` starts the watcher before reading the files
-   * and passes the reload here, so nothing written during the reload is missed.
-   */
-  after?: Promise<unknown>;
   /** Watcher and apply failures (default: a line on stderr). The watcher keeps running. */
   onError?: (error: Error) => void;
   /** Poll instead of native events (network drives, containers without inotify). */
@@ -59,7 +54,7 @@ export async function watchBacklog(
 
   const pending = new Map<string, Pending>();
   let timer: NodeJS.Timeout | undefined;
-  let chain: Promise<unknown> = (options.after ?? Promise.resolve()).catch(() => undefined);
+  let chain: Promise<unknown> = Promise.resolve();
   let closed = false;
 
   const flush = () => {
