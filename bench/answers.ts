@@ -6,8 +6,12 @@
  *
  *   npx tsx bench/answers.ts --checkout ../wt-before --out /tmp/before.json
  *   npx tsx bench/answers.ts --out /tmp/after.json && cmp /tmp/before.json /tmp/after.json
+ *
+ * `--cached`: answer as a restarted process does, from a copy of the folder opened once before (its
+ * `.cache/` written), not from the files (the same answers are expected either way).
  */
-import { writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -18,6 +22,7 @@ const { values: args } = parseArgs({
   options: {
     checkout: { type: 'string', default: ROOT },
     out: { type: 'string' },
+    cached: { type: 'boolean', default: false },
     dir: {
       type: 'string',
       default: join(
@@ -32,7 +37,19 @@ if (!args.out) throw new Error('--out <file> is required');
 const { openBacklog, closeBacklog } = await import(
   join(resolve(args.checkout), 'src/service/open-backlog.ts')
 );
-const service = await openBacklog({ dir: args.dir, cacheDir: false, embeddings: 'none' });
+let dir = args.dir;
+let copy: string | undefined;
+if (args.cached) {
+  copy = mkdtempSync(join(tmpdir(), 'answers-'));
+  dir = join(copy, 'backlog');
+  cpSync(args.dir, dir, { recursive: true });
+  rmSync(join(dir, '.cache'), { recursive: true, force: true });
+  await closeBacklog(await openBacklog({ dir, embeddings: 'none', watch: false }));
+  if (!existsSync(join(dir, '.cache', 'index.bin'))) throw new Error('--cached: no .cache/index.bin written');
+}
+const service = await openBacklog(
+  args.cached ? { dir, embeddings: 'none', watch: false } : { dir, cacheDir: false, embeddings: 'none' },
+);
 const items = (service.ids() as string[]).map((id) => service.get(id) as { title: string; body?: string });
 const rand = rng(5);
 const queries: string[] = [];
@@ -73,4 +90,5 @@ for (const q of queries)
   }
 writeFileSync(args.out, JSON.stringify(out));
 await closeBacklog(service);
+if (copy) rmSync(copy, { recursive: true, force: true });
 process.stderr.write(`answers: ${out.length} written to ${args.out}\n`);

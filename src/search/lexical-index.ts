@@ -157,7 +157,9 @@ export class LexicalIndex {
   async serialize(): Promise<Uint8Array> {
     await this.languagesSettled();
     const saved = (await save(this.db)) as unknown as Record<string, unknown>;
-    return pack({ ...saved, languagePlan: this.analyzer.languages.state() });
+    // The analyzer's run caches too: a restored process's first snippets then analyze their bodies'
+    // words from them instead of stemming each anew (docs/performance.md, branch snipcold).
+    return pack({ ...saved, languagePlan: this.analyzer.languages.state(), runs: this.analyzer.savedRuns() });
   }
 
   /**
@@ -170,13 +172,14 @@ export class LexicalIndex {
     this.pending = null;
     this.pendingDocs = null;
     this.reset();
-    const raw = unpack(bytes) as { languagePlan?: LanguagePlanState };
+    const raw = unpack(bytes) as { languagePlan?: LanguagePlanState; runs?: unknown };
     load(this.db, raw as never);
     // A server decodes the vocabulary trees in the background (orama-components.ts): the open does not
     // wait for them, and only a query that walks one before then (prefix, typos) decodes it itself.
     this.decodeTrees();
     const languages = this.analyzer.languages;
     languages.restoreState(raw.languagePlan);
+    this.analyzer.restoreRuns(raw.runs);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
     for (const [internal, doc] of Object.entries(all)) {
       if (!routable) this.router.add({ id: doc.id, path: doc.path });

@@ -18,7 +18,10 @@ const OCCURRENCES = 2 ** 21;
 
 /** Markdown to one line of plain text: formatting, links and code fences removed, whitespace collapsed. */
 export function toPlainText(markdown: string): string {
-  const text = removeMarkdown(markdown.replace(/^\s*(```|~~~).*$/gm, ''), { gfm: true, useImgAltText: true });
+  // Without a fence the expression cannot match (it was a tenth of a cold snippet's time).
+  const fenced = markdown.includes('```') || markdown.includes('~~~');
+  const unfenced = fenced ? markdown.replace(/^\s*(```|~~~).*$/gm, '') : markdown;
+  const text = removeMarkdown(unfenced, { gfm: true, useImgAltText: true });
   return text.replace(/\s+/g, ' ').trim();
 }
 
@@ -128,22 +131,31 @@ export class SnippetText {
     language?: Language,
     lead = 0,
   ): SnippetText {
-    const runs = analyzer.runs(text, language);
-    const starts = new Uint32Array(runs.length);
-    const ends = new Uint32Array(runs.length);
+    // Into buffers shared by every prepare (grown as needed), then copied at their size: an array per
+    // run (`runs`) and `Uint32Array.from` were most of a body's preparation once its words were cached.
+    let runs = 0;
     let total = 0;
-    for (const run of runs) total += run.terms.length;
-    const occurrenceIds = new Uint32Array(total);
-    const occurrenceRuns = new Uint32Array(total);
-    let t = 0;
-    runs.forEach((run, r) => {
-      starts[r] = run.start;
-      ends[r] = run.end;
-      for (const term of run.terms) {
-        occurrenceIds[t] = ids.id(term);
-        occurrenceRuns[t++] = r;
+    analyzer.eachRun(text, language, (start, end, terms) => {
+      if (runs >= prep.starts.length) {
+        prep.starts = grownUint32(prep.starts, runs + 1);
+        prep.ends = grownUint32(prep.ends, runs + 1);
       }
+      prep.starts[runs] = start;
+      prep.ends[runs] = end;
+      if (total + terms.length > prep.ids.length) {
+        prep.ids = grownUint32(prep.ids, total + terms.length);
+        prep.runs = grownUint32(prep.runs, total + terms.length);
+      }
+      for (const term of terms) {
+        prep.ids[total] = ids.id(term);
+        prep.runs[total++] = runs;
+      }
+      runs++;
     });
+    const starts = prep.starts.slice(0, runs);
+    const ends = prep.ends.slice(0, runs);
+    const occurrenceIds = prep.ids.subarray(0, total);
+    const occurrenceRuns = prep.runs.subarray(0, total);
     if (total >= OCCURRENCES) {
       const order = new Uint32Array(total).map((_, i) => i);
       order.sort((a, b) => occurrenceIds[a] - occurrenceIds[b] || a - b);
@@ -161,12 +173,14 @@ export class SnippetText {
     const keys = new Float64Array(total);
     for (let i = 0; i < total; i++) keys[i] = occurrenceIds[i] * OCCURRENCES + i;
     keys.sort();
+    const termIds = new Uint32Array(total);
+    const termRuns = new Uint32Array(total);
     for (let i = 0; i < total; i++) {
       const at = keys[i] % OCCURRENCES;
-      occurrenceIds[i] = (keys[i] - at) / OCCURRENCES;
-      keys[i] = occurrenceRuns[at];
+      termIds[i] = (keys[i] - at) / OCCURRENCES;
+      termRuns[i] = occurrenceRuns[at];
     }
-    return new SnippetText(text, lead, starts, ends, occurrenceIds, Uint32Array.from(keys));
+    return new SnippetText(text, lead, starts, ends, termIds, termRuns);
   }
 
   /** Bytes of the prepared arrays (the text is shared with the document). */
@@ -287,6 +301,14 @@ export function graphemeBoundaryAtOrBefore(text: string, i: number): number {
   }
   return last;
 }
+
+/** Buffers for `SnippetText.prepare`, grown as needed: each body's arrays are copied out of them. */
+const prep: Record<'starts' | 'ends' | 'ids' | 'runs', Uint32Array> = {
+  starts: new Uint32Array(1024),
+  ends: new Uint32Array(1024),
+  ids: new Uint32Array(1024),
+  runs: new Uint32Array(1024),
+};
 
 /** Buffers for `window`, grown as needed: one search asks for a window per result. */
 const scratch: Record<'at' | 'to' | 'starts' | 'ends' | 'masks', Uint32Array> & { perBit: Int32Array } = {

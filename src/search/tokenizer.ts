@@ -191,6 +191,77 @@ function withFoldedTwins(terms: string[], caseFoldingOnly: boolean): string[] {
 }
 
 /**
+ * A run cache as text: the runs sorted (UTF-16 order, what `<` compares), one a line, then U+0001, then
+ * each one's span and terms, a line each in the same order (`span\tterm term`). A run or a term never
+ * holds white space or U+0001: runs are letters, marks, digits, `-` and `_`.
+ */
+function encodeRuns(cache: Map<string, CompoundTerms>): Uint8Array {
+  const runs = [...cache.keys()].sort();
+  const lines = runs.map((run) => {
+    const { span, terms } = cache.get(run)!;
+    return `${span}\t${terms.join(' ')}`;
+  });
+  return new TextEncoder().encode(`${runs.join('\n')}\u0001${lines.join('\n')}`);
+}
+
+/** encodeRuns' table, searched by halves (building a Map of every entry cost a one-shot search 35 ms). */
+class SavedRuns {
+  private constructor(
+    private readonly runs: string[],
+    private readonly lines: string[],
+  ) {}
+
+  /** undefined when the bytes are not such a table (they come from a signed file, but are checked as hostile). */
+  static decode(bytes: Uint8Array): SavedRuns | undefined {
+    const text = new TextDecoder().decode(bytes);
+    const cut = text.indexOf('\u0001');
+    if (cut < 0) return undefined;
+    const runs = text.slice(0, cut).split('\n');
+    const lines = text.slice(cut + 1).split('\n');
+    return runs.length === lines.length && runs.length <= CACHE_LIMIT
+      ? new SavedRuns(runs, lines)
+      : undefined;
+  }
+
+  /** The run's terms, if the table has them (an entry that is not well formed counts as absent). */
+  get(run: string): CompoundTerms | undefined {
+    const { runs } = this;
+    let lo = 0;
+    let hi = runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (runs[mid] < run) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === runs.length || runs[lo] !== run) return undefined;
+    const line = this.lines[lo];
+    const tab = line.indexOf('\t');
+    const span = Number(line.slice(0, tab));
+    const terms = tab >= 0 && tab < line.length - 1 ? line.slice(tab + 1).split(' ') : [];
+    if (
+      tab < 1 ||
+      !Number.isInteger(span) ||
+      span < 0 ||
+      span > terms.length ||
+      terms.some((t) => !WORD.test(t) || t.includes('\u0001'))
+    )
+      return undefined;
+    return { terms, span };
+  }
+
+  /** Every well-formed entry (a cache about to be written again keeps them). */
+  *entries(): Iterable<[string, CompoundTerms]> {
+    for (const run of this.runs) {
+      const terms = this.get(run);
+      if (terms) yield [run, terms];
+    }
+  }
+}
+
+/** A term as the analyzer makes one: no white space, not empty (U+0001 is tested apart: see encodeRuns). */
+const WORD = /^\S+$/;
+
+/**
  * The analyzer shared by indexing, querying and snippets. It is plain functions over settings and the
  * index's language mix, with bounded caches of word -> term because stemming dominates indexing time.
  */
@@ -216,6 +287,8 @@ export class TextAnalyzer {
   private readonly termCache = new Map<string, Map<string, string>>();
   private readonly runCache = new Map<string, Map<string, CompoundTerms>>();
   private planVersion = -1;
+  /** Run caches from a persisted index (restoreRuns), per document language: the bytes, decoded on first use. */
+  private savedRunCaches = new Map<string, Uint8Array | SavedRuns | undefined>();
 
   constructor(settings: Partial<TokenizerSettings> = {}) {
     this.settings = { ...DEFAULT_TOKENIZER_SETTINGS, ...settings };
@@ -263,15 +336,63 @@ export class TextAnalyzer {
    * so the per-document caches are dropped when those change.
    */
   private docCache<T>(caches: Map<string, Map<string, T>>, language: Language | undefined): Map<string, T> {
+    this.syncPlan();
+    return this.keyCache(caches, language ?? '');
+  }
+
+  /** Drops every cached word when the language plan changed since they were cached. */
+  private syncPlan(): void {
     if (this.planVersion !== this.languages.planVersion) {
       this.planVersion = this.languages.planVersion;
       this.cache.clear();
       this.runCache.clear();
+      this.savedRunCaches.clear();
     }
-    const key = language ?? '';
+  }
+
+  private keyCache<T>(caches: Map<string, Map<string, T>>, key: string): Map<string, T> {
     let cache = caches.get(key);
     if (!cache) caches.set(key, (cache = new Map()));
     return cache;
+  }
+
+  /** The restored run cache of a document language (restoreRuns), decoded on first use. */
+  private savedRunsOf(key: string): SavedRuns | undefined {
+    let saved = this.savedRunCaches.get(key);
+    if (saved instanceof Uint8Array) this.savedRunCaches.set(key, (saved = SavedRuns.decode(saved)));
+    return saved;
+  }
+
+  /**
+   * The run caches (run -> terms, per document language) as bytes, for the persisted index: a restored
+   * process then analyzes a body's words for a snippet as the process that built the index did, from
+   * the cache (cold, each new word's stemming cost a first query most of its time). Only entries made
+   * under the current language plan (the caches are dropped when it changes).
+   */
+  savedRuns(): Record<string, Uint8Array> {
+    this.syncPlan();
+    const out: Record<string, Uint8Array> = {};
+    for (const key of new Set([...this.runCache.keys(), ...this.savedRunCaches.keys()])) {
+      let cache = new Map(this.savedRunsOf(key)?.entries());
+      for (const [run, terms] of this.runCache.get(key) ?? []) cache.set(run, terms);
+      // At most what a table may hold (SavedRuns.decode): then only the words of this process.
+      if (cache.size > CACHE_LIMIT) cache = new Map(this.runCache.get(key));
+      if (cache.size > 0) out[key] = encodeRuns(cache);
+    }
+    return out;
+  }
+
+  /**
+   * Takes `savedRuns()` of a persisted index whose language plan the analyzer has just restored;
+   * each language's entries are decoded when a text in it is first analyzed. Anything else is ignored.
+   */
+  restoreRuns(saved: unknown): void {
+    this.syncPlan(); // the restored plan: drops what an older one cached
+    this.runCache.clear();
+    this.savedRunCaches.clear();
+    if (!saved || typeof saved !== 'object') return;
+    for (const [key, bytes] of Object.entries(saved))
+      if (bytes instanceof Uint8Array && key.length <= 32) this.savedRunCaches.set(key, bytes);
   }
 
   /** A word's term in one language (undefined: folded only); cached per language. */
@@ -321,8 +442,8 @@ export class TextAnalyzer {
     return out;
   }
 
-  /** `runs` as calls, without an object per run (indexing reads every word of every document). */
-  private eachRun(
+  /** `runs` as calls, without an object per run (indexing and snippets read every word of every document). */
+  eachRun(
     text: string,
     language: Language | undefined,
     visit: (start: number, end: number, terms: readonly string[], span: number) => void,
@@ -363,7 +484,7 @@ export class TextAnalyzer {
     const cache = this.docCache(this.runCache, language);
     let terms = cache.get(run);
     if (terms === undefined) {
-      terms = this.compoundTerms(run, language);
+      terms = this.savedRunsOf(language ?? '')?.get(run) ?? this.compoundTerms(run, language);
       if (cache.size >= CACHE_LIMIT) cache.clear();
       cache.set(run, terms);
     }

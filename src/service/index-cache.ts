@@ -46,9 +46,10 @@ import { VERSION } from '../version.js';
  * in its own state (`BACK-76@archived`) and through an older prefix (`task-76`). 12: each text field's radix
  * tree as bytes of its own, decoded when first used. 13: sections instead of one gzipped msgpack (bodies as
  * one UTF-8 run), and packed JSON instead of msgpack, the index's and its trees' too. 14: ASCII bodies and the
- * others in two sections, each decoded as one string.
+ * others in two sections, each decoded as one string. 15: the index holds the analyzer's run caches
+ * (TextAnalyzer.savedRuns), so a restored process's first snippets do not stem every word anew.
  */
-export const CACHE_FORMAT = 14;
+export const CACHE_FORMAT = 15;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
