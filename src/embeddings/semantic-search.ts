@@ -135,6 +135,13 @@ const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: search
  * An embedder known by its id, dims and chunk size, whose worker pool (the model) starts on first use: a
  * process that only reads cached vectors loads the model when a query needs a vector, not before.
  */
+/** The model of a cache's vectors (see SemanticSearch.cachedModel); `dims` and `embedder` when vectors are cached. */
+interface CachedModel {
+  described: DescribedEmbedder;
+  dims?: number;
+  embedder?: LazyPool;
+}
+
 class LazyPool implements IndexEmbedder {
   private started: Promise<EmbeddingPool> | undefined;
 
@@ -187,7 +194,19 @@ export class SemanticSearch implements VectorRetriever {
   /** Settles when the initial embedding is done (or failed, or skipped). */
   ready: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: SemanticOptions) {}
+  /** `never`: the model of the cached vectors, described from its files, with its LazyPool (made once). */
+  private fromCache: Promise<CachedModel | undefined> | undefined;
+
+  constructor(private readonly options: SemanticOptions) {
+    // A one-shot search: what the cache holds, and the model if the query needs it, start being read now,
+    // while the process reads the backlog's index (the worker loads beside this thread).
+    if (
+      options.expectedQuery !== undefined &&
+      options.embedMissing === 'never' &&
+      options.provider !== 'none'
+    )
+      this.cachedModel().catch(() => undefined);
+  }
 
   get state(): SemanticState {
     return this.status.state;
@@ -251,10 +270,8 @@ export class SemanticSearch implements VectorRetriever {
    */
   private async run(items: BacklogItem[]): Promise<void> {
     if (this.options.embedMissing === 'never') {
-      const described = await describeEmbedder(this.options.provider, {
-        transformers: this.options.transformers,
-      });
-      if (described) return this.runFromCache(items, described, this.options.cacheDir);
+      const model = await this.cachedModel();
+      if (model) return this.runFromCache(items, model);
     }
     const rssBefore = process.memoryUsage.rss();
     const shared = this.options.sharedPool;
@@ -353,36 +370,51 @@ export class SemanticSearch implements VectorRetriever {
   }
 
   /**
-   * `never` with a model known from its files: the cached vectors only, read without loading the model
-   * (a LazyPool loads it for the first query that needs a vector). Nothing is read when no cache file of
-   * that model exists: a one-shot command then answers bm25 in the time of a lexical one.
+   * `never`: the model known from its files (none: not even the bundled one is installed), whether its
+   * vectors are cached (`dims`), and the LazyPool that loads it for the first query needing a vector. For a
+   * one-shot search whose query the model reads (`expectedQuery`), the pool starts at once: the model loads
+   * in its worker (about a second) while this thread reads the vectors and the lexical index. The worker
+   * does not keep the process alive, and the pool is closed if the cache turns out incomplete.
    */
-  private async runFromCache(
-    items: BacklogItem[],
-    described: DescribedEmbedder,
-    dir: string | null,
-  ): Promise<void> {
+  private cachedModel(): Promise<CachedModel | undefined> {
+    this.fromCache ??= (async () => {
+      const described = await describeEmbedder(this.options.provider, {
+        transformers: this.options.transformers,
+      });
+      if (!described) return undefined;
+      this.modelId = described.id;
+      const dir = this.options.cacheDir;
+      const dims = dir === null ? undefined : await EmbeddingCache.peekDims(dir, described.id);
+      if (dims === undefined || (described.dims !== undefined && dims !== described.dims))
+        return { described };
+      const embedder = new LazyPool(described.id, dims, described.maxTokens, () => this.startPool(described));
+      const expected = this.options.expectedQuery;
+      if (expected !== undefined && (await this.supports(expected).catch(() => false)) && !this.closed)
+        embedder.prepare();
+      return { described, dims, embedder };
+    })();
+    return this.fromCache;
+  }
+
+  /**
+   * `never` with a model known from its files: the cached vectors only, read without loading the model
+   * (unless a one-shot's query needs it: cachedModel). Nothing is read when no cache file of that model
+   * exists: a one-shot command then answers bm25 in the time of a lexical one.
+   */
+  private async runFromCache(items: BacklogItem[], model: CachedModel): Promise<void> {
+    const { described, dims, embedder } = model;
     this.status.provider = described.provider;
     this.modelId = described.id;
-    const dims = dir === null ? undefined : await EmbeddingCache.peekDims(dir, described.id);
-    if (dims === undefined || (described.dims !== undefined && dims !== described.dims)) {
+    if (dims === undefined || embedder === undefined) {
       this.status.state = 'incomplete';
       this.status.warnings.push(
         `no embedding is cached for ${described.id}; run \`backlog-search index\` to build them`,
       );
       return;
     }
+    const dir = this.options.cacheDir;
     this.cache = await EmbeddingCache.open(dir!, described.id, dims, { encoding: 'i8' });
     this.status.warnings.push(...this.cache.warnings);
-    const embedder = new LazyPool(described.id, dims, described.maxTokens, () => this.startPool(described));
-    // The model loads in its worker (about a second) while this thread reads the vectors and the lexical
-    // index; the worker does not keep the process alive, and the pool is closed if the cache is incomplete.
-    const expected = this.options.expectedQuery;
-    if (expected !== undefined)
-      this.supports(expected).then(
-        (reads) => reads && !this.closed && embedder.prepare(),
-        () => undefined,
-      );
     const index = new SemanticIndex({ embedder, cache: this.cache });
     this.index = index;
     const docs = items.map(toDoc);
