@@ -86,7 +86,7 @@ interface RunResult {
   /** Vector search alone (the part embeddings decide) over the sample, for the train queries with a judged document in it. */
   semantic_queries: number;
   semantic_ndcg_at_10: number;
-  /** SHA-1 of every such query's top 10 (ids and scores to 6 decimals): equal means the same answers. */
+  /** SHA-1 of every such query's top 10 ids in order: equal means the same answers. */
   rankings_sha1: string;
 }
 
@@ -130,7 +130,7 @@ async function child(name: string): Promise<void> {
   let ndcg = 0;
   for (const q of queries) {
     const hits = await semantic.search(q.text, 10);
-    hash.update(q.id + hits.map((h) => `${h.docId}:${h.score.toFixed(6)}`).join(',') + '\n');
+    hash.update(`${q.id}:${hits.map((h) => h.docId).join(',')}\n`);
     ndcg += ndcgAtK(
       hits.map((h) => h.docId),
       data.qrels.get(q.id)!,
