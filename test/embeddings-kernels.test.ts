@@ -17,6 +17,7 @@ interface Tf {
   matMul(a: Tensor, b: Tensor, transposeA?: boolean, transposeB?: boolean): Tensor;
   getBackend(): string;
   memory(): { numTensors: number };
+  backend(): { numDataIds(): number };
 }
 
 let tf: Tf;
@@ -155,8 +156,10 @@ describe('faster WebAssembly kernels for the bundled model', () => {
         sb,
       );
       const before = tf.memory().numTensors;
+      const ids = tf.backend().numDataIds(); // the backend's own records: the views registered are gone too
       const { ours, theirs } = both(() => read(tf.matMul(a, b, false, transposeB)));
       expect(tf.memory().numTensors).toBe(before);
+      expect(tf.backend().numDataIds()).toBe(ids);
       expect(ours.length).toBe(theirs.length);
       for (let i = 0; i < ours.length; i++) expect(Math.abs(ours[i] - theirs[i])).toBeLessThan(1e-5);
       // And against the product computed here, for one entry of the last batch item.
