@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { useFasterKernels, type KernelCore } from './bundled-kernels.js';
 import type { Embedder } from './types.js';
 import { embedNonEmpty, l2normalize } from './vector.js';
 
@@ -160,6 +161,8 @@ export async function createBundledEmbedder(): Promise<Embedder> {
     .catch(() => embeddings.initModel(modelPackage.modelSource));
   // TF.js keeps the raw weights (28 MB) for model.save(); they are already copied into the WASM heap.
   if (use.model.artifacts) use.model.artifacts.weightData = undefined;
+  // Slice, SplitV and batched BatchMatMul without TF.js's copies and slow loop (bundled-kernels.ts).
+  useFasterKernels(core as unknown as KernelCore);
   let maxPiece = 1;
   for (const [piece] of use.tokenizer.vocabulary) maxPiece = Math.max(maxPiece, piece.length);
   const maxChars = BUNDLED_MAX_TOKENS * (maxPiece + 1);
