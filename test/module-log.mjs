@@ -3,6 +3,7 @@
 // hook, CommonJS ones required directly (require() of a package) through Module._resolveFilename.
 import { appendFileSync } from 'node:fs';
 import Module, { register } from 'node:module';
+import process from 'node:process';
 import { pathToFileURL } from 'node:url';
 
 register(
