@@ -248,7 +248,11 @@ export class EmbeddingCache {
     const h = HEADER_BYTES + pad4(id.length);
     const v = h + count * HASH_BYTES;
     const e = v + dataBytes(this.encoding, count, d);
-    const buf = Buffer.alloc(e + HASH_BYTES);
+    // Not zero-filled in one piece (its pages are first touched by the slices below): only the padding is.
+    const buf = Buffer.allocUnsafeSlow(e + HASH_BYTES);
+    buf.fill(0, HEADER_BYTES + id.length, h);
+    const vectorBytes = this.encoding === 'f32' ? count * d * 4 : count * 4 + count * d;
+    buf.fill(0, v + vectorBytes, e);
     MAGIC.copy(buf, 0);
     buf.writeUInt32LE(CACHE_FORMAT_VERSION, 8);
     buf.writeUInt32LE(d, 12);
