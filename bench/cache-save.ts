@@ -6,6 +6,7 @@
  * save. Also checks that both write byte-identical files and give identical vectors.
  *
  *   nice -n 10 npx tsx bench/cache-save.ts --base-ref 9d81d8b
+ *   nice -n 10 npx tsx bench/cache-save.ts --base-ref 9d81d8b --encoding f32 --rows 5692
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
