@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, mkdtemp, writeFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { cacheFileFor, EmbeddingCache, hashText } from '../src/embeddings/cache.js';
 import { embedWithCache, SemanticIndex } from '../src/embeddings/semantic-index.js';
 import type { Embedder } from '../src/embeddings/types.js';
@@ -200,6 +200,45 @@ describe('EmbeddingCache', () => {
     expect(fromFile).toEqual(beforeSave);
     // Each is the unit vector nearest the original that int8 can hold.
     beforeSave.forEach((v, i) => expect(dot(Float32Array.from(v), vectors[i])).toBeGreaterThan(0.999));
+  });
+
+  test('save builds a large file in slices: the event loop runs between them, the file is what it was at the start', async () => {
+    // 6,000 chunks of 512 dims (about the Backlog.md folder): built in one piece, the file took 40-60 ms of
+    // this thread; a query arriving meanwhile waited for all of it.
+    const dims = 512;
+    const texts = Array.from({ length: 6000 }, (_, i) => `chunk ${i}`);
+    const cache = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    cache.put(
+      texts.map(hashText),
+      texts.map((t) => fakeVector(t, dims)),
+    );
+    const hexWrites = vi.spyOn(Buffer.prototype, 'write');
+    try {
+      const saving = cache.save();
+      // The first turn of the event loop after save() began: a slice of the hashes is written, not all.
+      const written = await new Promise<number>((resolve) =>
+        setImmediate(() => {
+          // A chunk embedded while the file is being built: not in this file, written by the next save.
+          cache.put([hashText('late')], [fakeVector('late', dims)]);
+          resolve(hexWrites.mock.calls.filter((c) => c[3] === 'hex').length);
+        }),
+      );
+      expect(written).toBeGreaterThan(0);
+      expect(written).toBeLessThan(texts.length / 2);
+      expect(await saving).toBe(true);
+    } finally {
+      hexWrites.mockRestore();
+    }
+    const reread = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    expect(reread.size).toBe(texts.length);
+    expect(reread.has(hashText('late'))).toBe(false);
+    const probe = texts.filter((_, i) => i % 97 === 0).map(hashText);
+    expect(reread.get(probe).vectors.map((v) => Array.from(v!))).toEqual(
+      cache.get(probe).vectors.map((v) => Array.from(v!)),
+    );
+    expect(cache.dirty).toBe(true);
+    expect(await cache.save()).toBe(true);
+    expect((await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' })).size).toBe(texts.length + 1);
   });
 
   test('put rejects vectors of the wrong size', async () => {

@@ -50,6 +50,12 @@ export function cacheFileFor(dir: string, modelId: string): string {
 
 const pad4 = (n: number) => (n + 3) & ~3;
 
+/** Hashes written, and bytes checksummed, between two turns of the event loop while a file is built. */
+const WRITE_SLICE_ROWS = 1024;
+const WRITE_SLICE_BYTES = 512 * 1024;
+/** Lets the event loop run (timers, a worker's reply) before going on. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Embeddings of chunk texts for one model, keyed by the SHA-1 of the text, kept in memory and saved as one
  * binary file (atomically: temp file, fsync, rename). A file that is truncated, corrupt, from another model,
@@ -225,16 +231,28 @@ export class EmbeddingCache {
     }
   }
 
+  /**
+   * Writes the file in slices of {@link WRITE_SLICE_ROWS} hashes and {@link WRITE_SLICE_BYTES} of checksum,
+   * giving the event loop a turn between two: on the Backlog.md folder the whole file took 40-60 ms of the
+   * main thread in one piece, which a query arriving meanwhile waited for (docs/performance.md). Rows
+   * 0..count-1 do not change while it runs: `put` only appends, and storage is compacted here alone.
+   */
   private async write(): Promise<boolean> {
     if (!this.changed) return false;
     this.changed = false;
+    this.compact();
     const d = this.dims;
     const id = Buffer.from(this.modelId, 'utf8');
-    const count = this.byHash.size;
+    const hashes = [...this.byHash.keys()];
+    const count = hashes.length;
     const h = HEADER_BYTES + pad4(id.length);
     const v = h + count * HASH_BYTES;
     const e = v + dataBytes(this.encoding, count, d);
-    const buf = Buffer.alloc(e + HASH_BYTES);
+    // Not zero-filled in one piece (its pages are first touched by the slices below): only the padding is.
+    const buf = Buffer.allocUnsafeSlow(e + HASH_BYTES);
+    buf.fill(0, HEADER_BYTES + id.length, h);
+    const vectorBytes = this.encoding === 'f32' ? count * d * 4 : count * 4 + count * d;
+    buf.fill(0, v + vectorBytes, e);
     MAGIC.copy(buf, 0);
     buf.writeUInt32LE(CACHE_FORMAT_VERSION, 8);
     buf.writeUInt32LE(d, 12);
@@ -242,32 +260,34 @@ export class EmbeddingCache {
     buf.writeUInt32LE(id.length, 20);
     buf.writeUInt32LE(ENCODINGS.indexOf(this.encoding), 24);
     id.copy(buf, HEADER_BYTES);
-    const f32 =
-      this.encoding === 'f32' ? new Float32Array(buf.buffer, buf.byteOffset + v, count * d) : undefined;
-    const scales =
-      this.encoding === 'i8' ? new Float32Array(buf.buffer, buf.byteOffset + v, count) : undefined;
-    const i8 = scales ? new Int8Array(buf.buffer, buf.byteOffset + v + count * 4, count * d) : undefined;
-    let row = 0;
-    const byHash = new Map<string, number>();
-    for (const [hash, r] of this.byHash) {
-      buf.write(hash, h + row * HASH_BYTES, HASH_BYTES, 'hex');
-      if (f32) f32.set(this.arena.subarray(r * d, r * d + d), row * d);
-      if (i8 && scales) {
-        i8.set(this.q.subarray(r * d, r * d + d), row * d);
-        scales[row] = this.scales[r];
+    for (let from = 0; from < count; from += WRITE_SLICE_ROWS) {
+      if (from > 0) await turn();
+      const to = Math.min(count, from + WRITE_SLICE_ROWS);
+      for (let row = from; row < to; row++) buf.write(hashes[row], h + row * HASH_BYTES, HASH_BYTES, 'hex');
+    }
+    // The vectors' bytes, in slices too (the first touch of a fresh buffer's pages is what costs).
+    const parts =
+      this.encoding === 'f32'
+        ? [() => this.arena.subarray(0, count * d)]
+        : [() => this.scales.subarray(0, count), () => this.q.subarray(0, count * d)];
+    let at = v;
+    for (const part of parts) {
+      const bytes = part().byteLength;
+      for (let from = 0; from < bytes; from += WRITE_SLICE_BYTES) {
+        await turn();
+        // Read again after each turn: a `put` meanwhile may have moved the storage (its rows unchanged).
+        const src = part();
+        const end = Math.min(bytes, from + WRITE_SLICE_BYTES);
+        buf.set(new Uint8Array(src.buffer, src.byteOffset + from, end - from), at + from);
       }
-      byHash.set(hash, row++);
+      at += bytes;
     }
-    createHash('sha1').update(buf.subarray(0, e)).digest().copy(buf, e);
-    // Compacted storage, exactly what a reload gives (old views keep the old arena alive and unchanged).
-    if (f32) this.arena = new Float32Array(f32);
-    if (i8 && scales) {
-      this.q = new Int8Array(i8);
-      this.scales = new Float32Array(scales);
+    const sum = createHash('sha1');
+    for (let from = 0; from < e; from += WRITE_SLICE_BYTES) {
+      await turn();
+      sum.update(buf.subarray(from, Math.min(e, from + WRITE_SLICE_BYTES)));
     }
-    this.rows = count;
-    this.byHash.clear();
-    for (const [hash, r] of byHash) this.byHash.set(hash, r);
+    sum.digest().copy(buf, e);
 
     await mkdir(this.dir, { recursive: true });
     const tmp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
@@ -286,6 +306,36 @@ export class EmbeddingCache {
       throw err;
     }
     return true;
+  }
+
+  /**
+   * Storage rows in the order of `byHash`, 0..size-1, as a reload of the file gives. New storage only when
+   * rows were dropped (`retain`) or are out of order: f32 views handed out by `get` keep the old one,
+   * unchanged. Already compact (the usual case: rows are only appended between two saves), nothing moves.
+   */
+  private compact(): void {
+    let row = 0;
+    let inOrder = this.rows === this.byHash.size;
+    for (const r of this.byHash.values()) if (!inOrder || r !== row++) inOrder = false;
+    if (inOrder) return;
+    const d = this.dims;
+    const count = this.byHash.size;
+    const arena = this.encoding === 'f32' ? new Float32Array(count * d) : this.arena;
+    const q = this.encoding === 'i8' ? new Int8Array(count * d) : this.q;
+    const scales = this.encoding === 'i8' ? new Float32Array(count) : this.scales;
+    row = 0;
+    for (const [hash, r] of this.byHash) {
+      if (this.encoding === 'f32') arena.set(this.arena.subarray(r * d, r * d + d), row * d);
+      else {
+        q.set(this.q.subarray(r * d, r * d + d), row * d);
+        scales[row] = this.scales[r];
+      }
+      this.byHash.set(hash, row++);
+    }
+    this.arena = arena;
+    this.q = q;
+    this.scales = scales;
+    this.rows = count;
   }
 
   private async load(): Promise<void> {

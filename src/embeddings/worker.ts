@@ -2,12 +2,16 @@
  * Embedding worker: loads its own provider (models cannot cross threads), then embeds the batches the
  * pool sends. Messages are described in pool.ts.
  */
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { resolveEmbedder } from './resolve.js';
 import type { WorkerInit, WorkerReply, WorkerRequest } from './pool.js';
 
-/** The nice value of a worker that embeds a build while a query lane serves the queries. */
+/**
+ * How much nicer than the rest of the process a worker that embeds a build runs while a query lane serves
+ * the queries: relative, so that a process started with `nice -n 10` (benchmarks, a polite server) still
+ * puts its build below its own main thread and lane (an absolute 10 would change nothing there).
+ */
 const BUILD_NICE = 10;
 
 const port = parentPort;
@@ -75,7 +79,7 @@ port.on('message', async (msg: WorkerRequest) => {
     // On Linux a thread has a nice value of its own, and setpriority(pid 0) sets the calling thread's:
     // this worker only (elsewhere it would be the whole process, so the pool asks on Linux only).
     try {
-      setPriority(BUILD_NICE);
+      setPriority(Math.min(19, getPriority() + BUILD_NICE));
     } catch {
       // not allowed here: the worker runs as before
     }
