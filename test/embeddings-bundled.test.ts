@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { closeSync, openSync, statSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +127,22 @@ describe('loading the weights shard by shard', () => {
     expect(typeof model.executeAsync).toBe('function');
     (model as unknown as { dispose(): void }).dispose();
   });
+
+  test("a fresh process loads the model through it too: no shard is read by the package's loader", async () => {
+    // In a process of its own, as a worker starts: the WebAssembly backend starts beside the loader, and a
+    // loader that reached the weights before it would fail over to the package's (which reads the shards).
+    const script = [
+      "const fsp = require('node:fs/promises'); const readFile = fsp.readFile; globalThis.shards = 0;",
+      'fsp.readFile = (p, ...r) => { if (/shard/.test(String(p))) globalThis.shards++; return readFile(p, ...r); };',
+      `import(${JSON.stringify(new URL('../src/embeddings/bundled.ts', import.meta.url).href)})`,
+      '  .then((m) => m.createBundledEmbedder())',
+      '  .then(() => { console.log(JSON.stringify({ shards: globalThis.shards })); process.exit(0); });',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], {
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ shards: 0 });
+  }, 90_000);
 });
 
 describe('resolveEmbedder fallbacks', () => {

@@ -28,6 +28,7 @@ interface WeightsGroup {
   weights: unknown[];
 }
 interface CoreModule {
+  ready(): Promise<void>;
   tensor2d(values: Int32Array, shape: [number, number], dtype: 'int32'): Tensor;
   tensor1d(values: Int32Array, dtype: 'int32'): Tensor;
   loadGraphModel(handler: { load(): Promise<unknown> }): Promise<UseLiteModel['model']>;
@@ -114,6 +115,9 @@ export async function loadPackagedModel(
       }
       return [specs, new FileWeights(files)];
     });
+    // The weights become tensors as the graph loads: the WebAssembly backend must be up by then (initModel
+    // starts it beside this loader, and nothing here waits for a file any more).
+    await core.ready();
     const model = await core.loadGraphModel({ load: async () => artifacts });
     const vocabulary = JSON.parse(await readFile(join(dir, 'vocab.json'), 'utf8')) as unknown;
     return { model, vocabulary };
