@@ -274,6 +274,24 @@ describe('EmbeddingPool (2 worker threads, bundled model)', () => {
     expect(v.length).toBe(512);
   });
 
+  test('a start aborted while the model loads terminates its worker at once and gives no embedder', async () => {
+    const ctrl = new AbortController();
+    const started = performance.now();
+    const run = EmbeddingPool.start({ provider: 'bundled', workers: 1, signal: ctrl.signal });
+    setTimeout(() => ctrl.abort(), 50);
+    const r = await run;
+    expect(r.embedder).toBeNull();
+    expect(r.warnings.join(' ')).toMatch(/stopped while loading/);
+    // Well before the model could have loaded and before the 120 s start timeout.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const already = await EmbeddingPool.start({
+      provider: 'bundled',
+      workers: 1,
+      signal: AbortSignal.abort(),
+    });
+    expect(already.embedder).toBeNull();
+  });
+
   test('resize: one worker grows to two for a build and back to one, busy workers leave after their batch', async () => {
     const r = await EmbeddingPool.start({ provider: 'bundled', workers: 1, maxBatchChars: 300 });
     const p = r.embedder!;

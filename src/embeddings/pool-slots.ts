@@ -222,8 +222,14 @@ export function startThread(
   init: WorkerInit,
   timeoutMs: number,
   limits?: ResourceLimits,
+  /** Stops the load: the worker is terminated and the promise rejects (a process done before it needed the model). */
+  signal?: AbortSignal,
 ): Promise<{ worker: Worker; ready: Ready }> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new Error('embedding worker not started: stopped'));
+      return;
+    }
     let worker: Worker;
     try {
       worker = spawnWorker(init, limits);
@@ -233,6 +239,7 @@ export function startThread(
     }
     const detach = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       worker.off('message', onMessage);
       worker.off('error', fail);
       worker.off('exit', onExit);
@@ -249,10 +256,12 @@ export function startThread(
     };
     const onExit = (code: number) =>
       fail(new Error(`embedding worker exited with code ${code} while loading`));
+    const onAbort = () => fail(new Error('embedding worker stopped while loading'));
     const timer = setTimeout(
       () => fail(new Error(`embedding worker did not load its model within ${timeoutMs} ms`)),
       timeoutMs,
     );
+    signal?.addEventListener('abort', onAbort, { once: true });
     worker.on('message', onMessage);
     worker.on('error', fail);
     worker.on('exit', onExit);

@@ -49,6 +49,8 @@ export interface PoolOptions extends EmbedderOptions {
   batchTimeoutMs?: number;
   /** V8 heap limits of each worker. Default {@link DEFAULT_WORKER_LIMITS}. */
   resourceLimits?: ResourceLimits;
+  /** Aborting it while the workers load terminates them, and `start` resolves with no embedder. */
+  signal?: AbortSignal;
 }
 
 export { DEFAULT_WORKER_LIMITS } from './pool-slots.js';
@@ -168,7 +170,9 @@ export class EmbeddingPool implements Embedder {
     const timeout = options.startTimeoutMs ?? 120_000;
     const started = await Promise.all(
       Array.from({ length: count }, () =>
-        startThread(init, timeout, options.resourceLimits).catch((err: unknown) => new Error(message(err))),
+        startThread(init, timeout, options.resourceLimits, options.signal).catch(
+          (err: unknown) => new Error(message(err)),
+        ),
       ),
     );
     const warnings = new Set<string>();

@@ -196,6 +196,8 @@ export class SemanticSearch implements VectorRetriever {
 
   /** `never`: the model of the cached vectors, described from its files, with its LazyPool (made once). */
   private fromCache: Promise<CachedModel | undefined> | undefined;
+  /** Aborted by `close`: stops a model still loading for a LazyPool. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: SemanticOptions) {
     // A one-shot search: what the cache holds, and the model if the query needs it, start being read now,
@@ -430,6 +432,8 @@ export class SemanticSearch implements VectorRetriever {
     const started = await EmbeddingPool.start({
       provider: described.provider,
       workers: 1,
+      // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
+      signal: this.stopping.signal,
       transformers: this.options.transformers,
     });
     this.status.warnings.push(...started.warnings);
@@ -686,6 +690,7 @@ export class SemanticSearch implements VectorRetriever {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.stopping.abort();
     await this.flush();
     this.closed = true;
     if (this.options.sharedPool) {
