@@ -7,7 +7,7 @@ import { popcount } from './bits.js';
 import removeMarkdown from 'remove-markdown';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { Snippet, TextField } from './types.js';
-import { grownUint32 } from './typed-arrays.js';
+import { firstAtOrAfter, grownUint32 } from './typed-arrays.js';
 
 export type { Snippet };
 
@@ -273,18 +273,6 @@ export class SnippetText {
     }
     return `${start > from ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
   }
-}
-
-/** Index of the first value >= x in a sorted array (its length when none). */
-function firstAtOrAfter(sorted: Uint32Array, x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });

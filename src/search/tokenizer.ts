@@ -1,5 +1,6 @@
 import { idKey, normalizeId } from '../storage/ids.js';
 import { LanguageMix } from './language-mix.js';
+import { firstAtOrAfter } from './typed-arrays.js';
 import {
   SCRIPT_LANGUAGES,
   scriptOf,
@@ -226,13 +227,7 @@ class SavedRuns {
   /** The run's terms, if the table has them (an entry that is not well formed counts as absent). */
   get(run: string): CompoundTerms | undefined {
     const { runs } = this;
-    let lo = 0;
-    let hi = runs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (runs[mid] < run) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = firstAtOrAfter(runs, run);
     if (lo === runs.length || runs[lo] !== run) return undefined;
     const line = this.lines[lo];
     const tab = line.indexOf('\t');

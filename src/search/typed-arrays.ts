@@ -57,3 +57,15 @@ export function grownUint8(a: Uint8Array, size: number): Uint8Array {
   out.set(a);
   return out;
 }
+
+/** Index of the first value >= x in a sorted array (its length when none): numbers or strings. */
+export function firstAtOrAfter<T extends number | string>(sorted: ArrayLike<T>, x: T): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
