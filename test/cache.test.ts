@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, readFile, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
 import { search as oramaSearch } from '@orama/orama';
@@ -306,5 +307,13 @@ describe('persisted index', () => {
     const ours = new OramaSearchService();
     ours.restore(bytes);
     expect(ours.search({ query: 'перевод' }).hits.map((h) => h.id)).toEqual(['ru']);
+  });
+  it('is not written once the backlog folder is gone (the write would make the folder again)', async () => {
+    const service = await open({ embeddings: 'none' });
+    await service.create({ title: 'Written just before the folder is deleted' });
+    await rm(dir, { recursive: true, force: true });
+    await service.flush();
+    await service.close();
+    expect(existsSync(dir)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
  * one file at a time as the watcher or a write reports it. It owns what reading the files found (their
  * diagnostics), the persisted index's writes, and the change events the surfaces listen to.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
@@ -443,6 +443,8 @@ export class Indexer {
   private async writeCache(): Promise<void> {
     if (!this.cachePath) return;
     await this.cacheWrite;
+    // The backlog's folder is gone (deleted while open): writing its cache would make the folder again.
+    if (!existsSync(this.dir)) return;
     const files: Record<string, FileStat> = {};
     const items = [...this.store.values()];
     for (const item of items) files[item.path] = { size: item.size, mtime_ms: item.mtime_ms };
