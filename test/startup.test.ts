@@ -153,6 +153,8 @@ describe('start-up (issue #23)', () => {
     const hybrid = await traced([...bundled, 'search', 'user cannot sign in', '--json'], bin);
     expect(JSON.parse(hybrid.stdout).search_mode).toBe('hybrid');
     expect(hybrid.modules.some((m) => m.includes('@energetic-ai/'))).toBe(true);
+    // One worker: the one the CLI started early (early-start.ts), taken by the service, not a second.
+    expect(hybrid.modules.filter((m) => /\/embeddings\/worker\.js$/.test(m))).toHaveLength(1);
   }, 240_000);
 
   it('MCP over stdio answers initialize at once, and a first backlog_search after the open', async () => {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { isBacklogError, BacklogError } from '../errors.js';
+import type { EmbeddingProvider } from '../embeddings/types.js';
 import type { OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
 import { DEMO_BACKLOG_DIR } from '../storage/demo.js';
@@ -104,7 +105,12 @@ async function begin(
   if (kind !== 'index') {
     // Read the cache on libuv's threads while the service's modules compile (~0.1 s); checked when taken.
     const { CACHE_FILE, defaultCacheDir, prefetchSignedFile } = await import('../service/cache-file.js');
-    prefetchSignedFile(join(process.env.BACKLOG_CACHE_DIR || defaultCacheDir(root), CACHE_FILE));
+    const cacheDir = process.env.BACKLOG_CACHE_DIR || defaultCacheDir(root);
+    prefetchSignedFile(join(cacheDir, CACHE_FILE));
+    const provider = (embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto') as EmbeddingProvider;
+    // A hybrid one-shot: the model's worker loads (~0.8 s) beside the rest of the open (early-start.ts).
+    if (kind === 'oneshot' && query !== undefined && provider !== 'none')
+      (await import('../embeddings/early-start.js')).startModelEarly({ provider, cacheDir, query });
   }
   const { beginOpenBacklog } = await backlog();
   const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;

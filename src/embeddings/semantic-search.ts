@@ -4,6 +4,7 @@
  * changed), keeps the vector index in step with the files, and answers vector queries. Lexical search
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
+import { dropEarlyPool, MULTILINGUAL, takeEarlyPool } from './early-start.js';
 import { englishOnlyQuerySupported } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
@@ -127,8 +128,6 @@ const BACKGROUND_BATCH_CHARS = 2000;
  */
 export const QUERY_LANE_MIN_CHUNKS = 200;
 
-/** Models that embed many languages; every other model is treated as English-only. */
-const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
 const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
 
 /**
@@ -429,13 +428,16 @@ export class SemanticSearch implements VectorRetriever {
 
   /** The pool behind a LazyPool: the model `described` names, or an error (another model loaded, none, or closed). */
   private async startPool(described: DescribedEmbedder): Promise<EmbeddingPool> {
-    const started = await EmbeddingPool.start({
-      provider: described.provider,
-      workers: 1,
-      // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
-      signal: this.stopping.signal,
-      transformers: this.options.transformers,
-    });
+    // A one-shot's CLI may have started this model already (early-start.ts).
+    const early = await takeEarlyPool(described.id, this.stopping.signal);
+    const started = await (early ??
+      EmbeddingPool.start({
+        provider: described.provider,
+        workers: 1,
+        // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
+        signal: this.stopping.signal,
+        transformers: this.options.transformers,
+      }));
     this.status.warnings.push(...started.warnings);
     const pool = started.embedder;
     if (!pool || pool.id !== described.id || this.closed) {
@@ -691,6 +693,7 @@ export class SemanticSearch implements VectorRetriever {
   async close(): Promise<void> {
     if (this.closed) return;
     this.stopping.abort();
+    if (this.options.expectedQuery !== undefined) dropEarlyPool();
     await this.flush();
     this.closed = true;
     if (this.options.sharedPool) {
