@@ -77,10 +77,11 @@ interface ModelModule {
 }
 
 /**
- * The weight shard files seen as one buffer by TF.js's `decodeWeights`, which only calls `slice(start,
- * end)`: each weight is read from its file(s) straight into an ArrayBuffer of its own, so 28 MB of weights
- * are copied once, not read into shard buffers first and then copied out of them (on these machines memory
- * touched for the first time is most of a start's cost: docs/ablation.md). TF.js's own file loader also
+ * The weight shard files seen as one buffer: `heapDecoder` reads each plain weight into the WebAssembly
+ * heap (`readInto`), and TF.js's `decodeWeights`, which only calls `slice(start, end)`, gets an ArrayBuffer
+ * per weight for any other; either way the weights are never read into shard buffers first and copied out
+ * of them (on these machines memory touched for the first time is most of a start's cost:
+ * docs/ablation.md). TF.js's own file loader also
  * concatenates the shards into one 28 MB ArrayBuffer, and freeing that buffer raises glibc's dynamic mmap
  * threshold to 28 MB (its trim threshold to 56 MB), after which a worker's freed memory stays resident
  * (about 30 MB more RSS per worker, measured). The largest single weight is 8 MB.
