@@ -5,15 +5,32 @@ import { plainSearchOptions, searchOptionsSchema } from '../src/service/options.
 const VALUES: Record<string, unknown[]> = {
   query: ['board view', '', ' x ', 42, null],
   sort: ['relevant', 'recent', 'newest', 1],
-  limit: [1, 20, 100, 0, 101, 2.5, '10', Number.NaN, Number.POSITIVE_INFINITY, -1],
-  offset: [0, 7, -1, 1.5, '3'],
+  limit: [
+    1,
+    20,
+    100,
+    '10',
+    ' 7 ',
+    '1e1',
+    0,
+    101,
+    2.5,
+    '',
+    '0x10',
+    'ten',
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    -1,
+    true,
+  ],
+  offset: [0, 7, '3', '', -1, 1.5, 'x', null],
   mode: ['hybrid', 'bm25', 'semantic', 'lexical', 0],
   match_mode: ['simple', 'raw', 'regex'],
   conjunctive: [true, false, 'true', 1],
   include_content: [true, false, 0],
   include_scores: [true, false, 'yes'],
   include_related: [true, false, null],
-  max_hops: [1, 3, 4, 0, '2'],
+  max_hops: [1, 3, '2', 4, 0, '9'],
   group_by: ['type', 'status'],
   relations: [['parent'], 'children', 'sideways'],
   types: ['task', ['epic', 'task'], 'widget'],
@@ -26,21 +43,21 @@ const VALUES: Record<string, unknown[]> = {
 const VALID: Record<string, number> = {
   query: 3,
   sort: 2,
-  limit: 3,
-  offset: 2,
+  limit: 6,
+  offset: 4,
   mode: 3,
   match_mode: 2,
   conjunctive: 2,
   include_content: 2,
   include_scores: 2,
   include_related: 2,
-  max_hops: 2,
+  max_hops: 3,
   group_by: 1,
 };
 
 function rng(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe('plainSearchOptions (search options without zod)', () => {
@@ -79,14 +96,18 @@ describe('plainSearchOptions (search options without zod)', () => {
     expect(schema).toBeGreaterThan(100);
   });
 
-  it('takes the usual requests, and leaves filters, text numbers and unknown keys to the schema', () => {
+  it('takes the usual requests, and leaves filters, bad values and unknown keys to the schema', () => {
     expect(plainSearchOptions({ query: 'a' })).toStrictEqual(searchOptionsSchema.parse({ query: 'a' }));
     const usual = { query: 'a', limit: 5, mode: 'bm25', include_scores: true, types: undefined };
     expect(Object.entries(plainSearchOptions(usual)!)).toStrictEqual(
       Object.entries(searchOptionsSchema.parse(usual)),
     );
     expect(plainSearchOptions({ query: 'a', status: 'Done' })).toBeUndefined();
-    expect(plainSearchOptions({ query: 'a', limit: '5' })).toBeUndefined();
+    // The CLI's numbers come as text.
+    expect(plainSearchOptions({ query: 'a', limit: '5', offset: '0' })).toStrictEqual(
+      searchOptionsSchema.parse({ query: 'a', limit: '5', offset: '0' }),
+    );
+    expect(plainSearchOptions({ query: 'a', limit: 'five' })).toBeUndefined();
     expect(plainSearchOptions({ query: 'a', limt: 5 })).toBeUndefined();
     expect(plainSearchOptions({ query: 'a', limt: undefined })).toBeUndefined();
     expect(plainSearchOptions({ limit: 5 })).toBeUndefined();

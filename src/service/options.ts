@@ -94,18 +94,26 @@ export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
 export type SearchOptions = z.output<typeof searchOptionsSchema>;
 
 /** How `plainSearchOptions` checks a key it takes without the schema: its default (if any) and its test. */
-const PLAIN_SEARCH_KEYS: Record<string, { fallback?: unknown; ok: (v: unknown) => boolean }> = {
+/** A whole number from `min` to `max`, given as a number or as text (z.coerce.number: `Number(value)`). */
+const wholeNumber = (min: number, max: number) => ({
+  coerce: true,
+  ok: (v: unknown) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max,
+});
+const PLAIN_SEARCH_KEYS: Record<
+  string,
+  { fallback?: unknown; coerce?: boolean; ok: (v: unknown) => boolean }
+> = {
   query: { ok: (v) => typeof v === 'string' },
   sort: { fallback: 'relevant', ok: (v) => v === 'relevant' || v === 'recent' },
-  limit: { fallback: 20, ok: (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 100 },
-  offset: { fallback: 0, ok: (v) => Number.isInteger(v) && (v as number) >= 0 },
+  limit: { fallback: 20, ...wholeNumber(1, 100) },
+  offset: { fallback: 0, ...wholeNumber(0, Number.MAX_VALUE) },
   mode: { ok: (v) => (SEARCH_MODES as readonly unknown[]).includes(v) },
   match_mode: { fallback: 'simple', ok: (v) => v === 'simple' || v === 'raw' },
   conjunctive: { fallback: false, ok: (v) => typeof v === 'boolean' },
   include_content: { fallback: false, ok: (v) => typeof v === 'boolean' },
   include_scores: { fallback: false, ok: (v) => typeof v === 'boolean' },
   include_related: { fallback: false, ok: (v) => typeof v === 'boolean' },
-  max_hops: { fallback: 1, ok: (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 3 },
+  max_hops: { fallback: 1, ...wholeNumber(1, 3) },
   group_by: { ok: (v) => v === 'type' },
 };
 const SEARCH_SHAPE_KEYS = Object.keys(searchOptionsSchema.shape);
@@ -113,19 +121,21 @@ const SEARCH_SHAPE = new Set(SEARCH_SHAPE_KEYS);
 
 /**
  * What `searchOptionsSchema.parse` makes of the usual request (a query string and plain options of the
- * right type and range, no filter), made without zod: the same object, keys in the same order. zod
+ * right type and range, numbers also as text as the CLI gives them; no filter), made without zod: the same object, keys in the same order. zod
  * compiles an object schema on its first parse (7-18 ms of a one-shot's first search) and costs a
- * settled search about a tenth of its time. Undefined for anything else (a filter, a number as text,
- * an unknown key, a bad value): the schema then parses it, and words the error.
+ * settled search about a tenth of its time. Undefined for anything else (a filter, an unknown key, a
+ * bad value): the schema then parses it, and words the error.
  */
 export function plainSearchOptions(input: Record<string, unknown>): SearchOptions | undefined {
   for (const key in input)
-    if (!Object.hasOwn(PLAIN_SEARCH_KEYS, key) && (input[key] !== undefined || !SEARCH_SHAPE.has(key))) return undefined;
+    if (!Object.hasOwn(PLAIN_SEARCH_KEYS, key) && (input[key] !== undefined || !SEARCH_SHAPE.has(key)))
+      return undefined;
   const out: Record<string, unknown> = {};
   for (const key of SEARCH_SHAPE_KEYS) {
     const given = Object.hasOwn(input, key);
-    const value = given ? input[key] : undefined;
     const plain = PLAIN_SEARCH_KEYS[key];
+    let value = given ? input[key] : undefined;
+    if (plain?.coerce && typeof value === 'string') value = Number(value);
     if (value === undefined) {
       if (key === 'query') return undefined;
       // A default fills a missing key; an optional key given as undefined stays, undefined (as zod does).
