@@ -118,6 +118,13 @@ const PLAIN_SEARCH_KEYS: Record<
 };
 const SEARCH_SHAPE_KEYS = Object.keys(searchOptionsSchema.shape);
 const SEARCH_SHAPE = new Set(SEARCH_SHAPE_KEYS);
+/** Keys the schema may leave out (no default): those the plain path does not check it may only leave out. */
+const SEARCH_OPTIONAL = new Set(
+  SEARCH_SHAPE_KEYS.filter(
+    (key) =>
+      searchOptionsSchema.shape[key as keyof typeof searchOptionsSchema.shape]._zod.def.type === 'optional',
+  ),
+);
 
 /**
  * What `searchOptionsSchema.parse` makes of the usual request (a query string and plain options of the
@@ -134,6 +141,8 @@ export function plainSearchOptions(input: Record<string, unknown>): SearchOption
   for (const key of SEARCH_SHAPE_KEYS) {
     const given = Object.hasOwn(input, key);
     const plain = PLAIN_SEARCH_KEYS[key];
+    // A key added to the schema with a default or required, but not to PLAIN_SEARCH_KEYS: the schema's.
+    if (!plain && !SEARCH_OPTIONAL.has(key)) return undefined;
     let value = given ? input[key] : undefined;
     if (plain?.coerce && typeof value === 'string') value = Number(value);
     if (value === undefined) {
