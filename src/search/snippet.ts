@@ -4,9 +4,9 @@
  * so a query only compares integers; tokenizing bodies per result was most of a search's cost.
  */
 import { popcount } from './bits.js';
-import removeMarkdown from 'remove-markdown';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { Snippet, TextField } from './types.js';
+import { removeMarkdown } from './remove-markdown.js';
 import { firstAtOrAfter, grownUint32 } from './typed-arrays.js';
 
 export type { Snippet };
@@ -21,7 +21,7 @@ export function toPlainText(markdown: string): string {
   // Without a fence the expression cannot match (it was a tenth of a cold snippet's time).
   const fenced = markdown.includes('```') || markdown.includes('~~~');
   const unfenced = fenced ? markdown.replace(/^\s*(```|~~~).*$/gm, '') : markdown;
-  const text = removeMarkdown(unfenced, { gfm: true, useImgAltText: true });
+  const text = removeMarkdown(unfenced);
   return text.replace(/\s+/g, ' ').trim();
 }
 

@@ -443,6 +443,8 @@ export class TextAnalyzer {
     language: Language | undefined,
     visit: (start: number, end: number, terms: readonly string[], span: number) => void,
   ): void {
+    // Looked up once per text, not per run (a body has hundreds of runs).
+    const cache = this.docCache(this.runCache, language);
     RUN.lastIndex = 0;
     for (let m = RUN.exec(text); m !== null; m = RUN.exec(text)) {
       const start = m.index;
@@ -457,7 +459,7 @@ export class TextAnalyzer {
       const end = start + m[0].length;
       if (m[1] !== undefined) visit(start, end, this.idTerms(m[1], m[2], false, language), 1);
       else {
-        const { terms, span } = this.cachedCompoundTerms(m[0], language);
+        const { terms, span } = this.cachedCompoundTerms(m[0], language, cache);
         if (terms.length > 0) visit(start, end, terms, span);
       }
     }
@@ -475,8 +477,11 @@ export class TextAnalyzer {
   }
 
   /** Runs repeat (the same words over and over), so their terms are cached like single words. */
-  private cachedCompoundTerms(run: string, language: Language | undefined): CompoundTerms {
-    const cache = this.docCache(this.runCache, language);
+  private cachedCompoundTerms(
+    run: string,
+    language: Language | undefined,
+    cache: Map<string, CompoundTerms>,
+  ): CompoundTerms {
     let terms = cache.get(run);
     if (terms === undefined) {
       terms = this.savedRunsOf(language ?? '')?.get(run) ?? this.compoundTerms(run, language);

@@ -25,6 +25,7 @@ import {
   MAX_QUERY_CHARS,
   RELATIONS,
   listOptionsSchema,
+  plainSearchOptions,
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
@@ -231,9 +232,13 @@ export class BacklogService {
   ): Promise<SearchResponse> {
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
-    const parsed = searchOptionsSchema.safeParse({ ...options, query });
-    if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
-    const opts = parsed.data;
+    const input = { ...options, query };
+    let opts = plainSearchOptions(input);
+    if (!opts) {
+      const parsed = searchOptionsSchema.safeParse(input);
+      if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
+      opts = parsed.data;
+    }
     const text = this.checkSearch(opts);
     const { mode, warnings, ...found } = await this.index.query({
       text,

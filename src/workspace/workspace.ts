@@ -18,6 +18,7 @@ import { updatedMsOf } from '../service/item-store.js';
 import { sortItems } from '../service/list-sort.js';
 import {
   listOptionsSchema,
+  plainSearchOptions,
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
@@ -242,9 +243,13 @@ export class Workspace implements WorkspaceScope {
       const res = await p.service.searchUnified(query, this.onlyIn(p, rest));
       return this.multi ? this.tagSearch(p, res) : res;
     }
-    const parsed = searchOptionsSchema.safeParse({ ...rest, query });
-    if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
-    const opts = parsed.data;
+    const input = { ...rest, query };
+    let opts = plainSearchOptions(input);
+    if (!opts) {
+      const parsed = searchOptionsSchema.safeParse(input);
+      if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
+      opts = parsed.data;
+    }
     const outside = this.outsideOf(scope);
     const known = knownElsewhere(scope);
     const fast = await this.rankFirst(query, rest, opts, scope, all, started, outside, known);
