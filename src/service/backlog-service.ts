@@ -25,7 +25,7 @@ import {
   MAX_QUERY_CHARS,
   RELATIONS,
   listOptionsSchema,
-  plainSearchOptions,
+  parseSearchOptions,
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
@@ -232,13 +232,7 @@ export class BacklogService {
   ): Promise<SearchResponse> {
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
-    const input = { ...options, query };
-    let opts = plainSearchOptions(input);
-    if (!opts) {
-      const parsed = searchOptionsSchema.safeParse(input);
-      if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
-      opts = parsed.data;
-    }
+    const opts = parseSearchOptions({ ...options, query }, SEARCH_KEYS);
     const text = this.checkSearch(opts);
     const { mode, warnings, ...found } = await this.index.query({
       text,

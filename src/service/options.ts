@@ -93,69 +93,6 @@ export const searchOptionsSchema = z
 export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
 export type SearchOptions = z.output<typeof searchOptionsSchema>;
 
-/** A whole number from `min` to `max` (a safe integer, as zod's `int()`), as a number or as text (`Number(value)`). */
-const wholeNumber = (min: number, max: number) => ({
-  coerce: true,
-  ok: (v: unknown) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max,
-});
-/** How `plainSearchOptions` checks a key it takes without the schema: its default (if any) and its test. */
-const PLAIN_SEARCH_KEYS: Record<
-  string,
-  { fallback?: unknown; coerce?: boolean; ok: (v: unknown) => boolean }
-> = {
-  query: { ok: (v) => typeof v === 'string' },
-  sort: { fallback: 'relevant', ok: (v) => v === 'relevant' || v === 'recent' },
-  limit: { fallback: 20, ...wholeNumber(1, 100) },
-  offset: { fallback: 0, ...wholeNumber(0, Number.MAX_SAFE_INTEGER) },
-  mode: { ok: (v) => (SEARCH_MODES as readonly unknown[]).includes(v) },
-  match_mode: { fallback: 'simple', ok: (v) => v === 'simple' || v === 'raw' },
-  conjunctive: { fallback: false, ok: (v) => typeof v === 'boolean' },
-  include_content: { fallback: false, ok: (v) => typeof v === 'boolean' },
-  include_scores: { fallback: false, ok: (v) => typeof v === 'boolean' },
-  include_related: { fallback: false, ok: (v) => typeof v === 'boolean' },
-  max_hops: { fallback: 1, ...wholeNumber(1, 3) },
-  group_by: { ok: (v) => v === 'type' },
-};
-const SEARCH_SHAPE_KEYS = Object.keys(searchOptionsSchema.shape);
-const SEARCH_SHAPE = new Set(SEARCH_SHAPE_KEYS);
-/** Keys the schema may leave out (no default): those the plain path does not check it may only leave out. */
-const SEARCH_OPTIONAL = new Set(
-  SEARCH_SHAPE_KEYS.filter(
-    (key) =>
-      searchOptionsSchema.shape[key as keyof typeof searchOptionsSchema.shape]._zod.def.type === 'optional',
-  ),
-);
-
-/**
- * What `searchOptionsSchema.parse` makes of the usual request (a query string and plain options of the
- * right type and range, numbers also as text as the CLI gives them; no filter), made without zod: the
- * same object, keys in the same order. zod compiles an object schema on its first parse (5-18 ms of a
- * process's first search). Undefined for anything else (a filter, an unknown key, a bad value): the
- * schema then parses it, and words the error.
- */
-export function plainSearchOptions(input: Record<string, unknown>): SearchOptions | undefined {
-  for (const key in input)
-    if (!Object.hasOwn(PLAIN_SEARCH_KEYS, key) && (input[key] !== undefined || !SEARCH_SHAPE.has(key)))
-      return undefined;
-  const out: Record<string, unknown> = {};
-  for (const key of SEARCH_SHAPE_KEYS) {
-    const given = Object.hasOwn(input, key);
-    const plain = PLAIN_SEARCH_KEYS[key];
-    // A key added to the schema with a default or required, but not to PLAIN_SEARCH_KEYS: the schema's.
-    if (!plain && !SEARCH_OPTIONAL.has(key)) return undefined;
-    let value = given ? input[key] : undefined;
-    if (plain?.coerce && typeof value === 'string') value = Number(value);
-    if (value === undefined) {
-      if (key === 'query') return undefined;
-      // A default fills a missing key; an optional key given as undefined stays, undefined (as zod does).
-      if (plain?.fallback !== undefined) out[key] = plain.fallback;
-      else if (given) out[key] = undefined;
-    } else if (plain?.ok(value)) out[key] = value;
-    else return undefined;
-  }
-  return out as SearchOptions;
-}
-
 export const listOptionsSchema = z
   .object({
     ...filterShape,
@@ -234,6 +171,18 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
       { field },
     );
   return new BacklogError('INVALID_FILTER', `${field}: ${issue.message}`, hintFor(field, known), { field });
+}
+
+/**
+ * The search options as the schema reads them, or its first issue as a BacklogError (`known`: the keys to
+ * suggest for a misspelt one). `jitless`: zod would compile the object schema into a function on its first
+ * parse (4-18 ms of a one-shot's first search); its plain parse costs a settled search no more (measured,
+ * docs/performance.md).
+ */
+export function parseSearchOptions(input: Record<string, unknown>, known: string[]): SearchOptions {
+  const parsed = searchOptionsSchema.safeParse(input, { jitless: true });
+  if (!parsed.success) throw toBacklogError(parsed.error, known);
+  return parsed.data;
 }
 
 /** The size limit an issue broke, looking inside a one-or-many union's branches. */

@@ -18,7 +18,7 @@ import { updatedMsOf } from '../service/item-store.js';
 import { sortItems } from '../service/list-sort.js';
 import {
   listOptionsSchema,
-  plainSearchOptions,
+  parseSearchOptions,
   searchOptionsSchema,
   toBacklogError,
   type ListOptionsInput,
@@ -243,13 +243,7 @@ export class Workspace implements WorkspaceScope {
       const res = await p.service.searchUnified(query, this.onlyIn(p, rest));
       return this.multi ? this.tagSearch(p, res) : res;
     }
-    const input = { ...rest, query };
-    let opts = plainSearchOptions(input);
-    if (!opts) {
-      const parsed = searchOptionsSchema.safeParse(input);
-      if (!parsed.success) throw toBacklogError(parsed.error, SEARCH_KEYS);
-      opts = parsed.data;
-    }
+    const opts = parseSearchOptions({ ...rest, query }, SEARCH_KEYS);
     const outside = this.outsideOf(scope);
     const known = knownElsewhere(scope);
     const fast = await this.rankFirst(query, rest, opts, scope, all, started, outside, known);
