@@ -1,12 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdir, readFile, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  open as open_,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
 import { search as oramaSearch } from '@orama/orama';
 import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import { cacheKeyPath, prefetchSignedFile, readSignedFile } from '../src/service/cache-file.js';
+import { cacheKeyPath, prefetchSignedFile, readSignedFile, stampPath } from '../src/service/cache-file.js';
 import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
 import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
@@ -243,6 +254,48 @@ describe('persisted index', () => {
     await rm(cacheFile());
     prefetchSignedFile(cacheFile());
     expect(await readSignedFile(cacheFile())).toMatchObject({ missing: true });
+  });
+
+  it('a stamped file is taken without its whole signature; any change to it is checked whole', async () => {
+    await open();
+    const path = cacheFile();
+    const good = await readFile(path);
+    const checked = async (early = false) => {
+      if (early) prefetchSignedFile(path);
+      const read = await readSignedFile(path);
+      return 'body' in read ? read.checked : read.reason;
+    };
+    // Written with its stamp: both reads take it by the stamp.
+    expect(await checked()).toBe('stamp');
+    expect(await checked(true)).toBe('stamp');
+    // The same bytes in another file (a copy put in place): checked whole, then stamped again.
+    await writeFile(`${path}.new`, good);
+    await rename(`${path}.new`, path);
+    expect(await checked(true)).toBe('signature');
+    expect(await checked()).toBe('stamp');
+    // A stamp that is not this file's (torn, empty, another file's): checked whole.
+    const stamp = await readFile(stampPath(path));
+    for (const other of [stamp.subarray(0, 20), Buffer.alloc(0), Buffer.from(stamp).fill(7, 8)]) {
+      await writeFile(stampPath(path), other);
+      expect(await checked()).toBe('signature');
+    }
+    expect(await checked()).toBe('stamp');
+    // One byte changed in place (same inode, same size, its modification time set back): the change
+    // time moved, so the stamp does not hold, and the signature refuses it.
+    const { mtime } = await stat(path);
+    const handle = await open_(path, 'r+');
+    await handle.write(Buffer.from([good[good.length - 1] ^ 1]), 0, 1, good.length - 1);
+    await handle.close();
+    await utimes(path, mtime, mtime);
+    expect(await checked()).toMatch(/checksum mismatch/);
+    expect(await checked(true)).toMatch(/checksum mismatch/);
+    // Put back as it was, in place: the stamp still does not hold (another change time); checked whole.
+    await writeFile(path, good);
+    expect(await checked()).toBe('signature');
+    expect(await checked(true)).toBe('stamp');
+    // The stamp of one backlog's cache beside another's (made with the same key): checked whole.
+    await writeFile(stampPath(path), stamp);
+    expect(await checked()).toBe('signature');
   });
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {

@@ -18,7 +18,8 @@
  * caller rebuilds from the files.
  *
  * The cache sits inside the backlog folder, which arrives with `git pull`: the HMAC key lives outside
- * it (`~/.config/backlog-search/cache-key`, mode 0600), so a cache someone else made is never read.
+ * it (`~/.config/backlog-search/cache-key`, mode 0600), so a cache someone else made is never read. A
+ * stamp beside the file spares re-reading the whole signature while the file is unchanged (cache-file.ts).
  * What a valid cache holds is still checked against the files (BacklogService keeps only items whose
  * files are inside the root now). `.cache/` gets a `.gitignore` of its own when it is created.
  */
@@ -26,8 +27,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pack, unpack } from '../search/packed.js';
-import { writeFileAtomic } from '../storage/backlog-store.js';
-import { readSignedFile, signedFile } from './cache-file.js';
+import { writeFileAtomicStat } from '../storage/write-file.js';
+import { readSignedFile, signatureOf, signedFile, stampSignedFile } from './cache-file.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 
 const ASCII = /^[^\u0080-\uffff]*$/;
@@ -121,7 +122,8 @@ export async function writeIndexCache(
   length.writeUInt32LE(header.length);
   const body = Buffer.concat([length, header, ...sections]);
   const bytes = await signedFile(body);
-  await writeFileAtomic(path, bytes);
+  const stat = await writeFileAtomicStat(path, bytes);
+  await stampSignedFile(path, stat, signatureOf(bytes));
   return bytes.length;
 }
 
