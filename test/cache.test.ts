@@ -220,6 +220,39 @@ describe('persisted index', () => {
     }
   });
 
+  it('postings read in place that name no document, or out of order, are refused and rebuilt', async () => {
+    const cold = await open();
+    const good = await readFile(cacheFile());
+    const key = await readFile(cacheKeyPath());
+    for (const [name, doc] of [
+      ['a document past the last', 1_000_000],
+      ['a negative document (out of order)', -5],
+    ] as const) {
+      const bytes = Buffer.from(good);
+      const body = bytes.subarray(40);
+      const headerLength = body.readUInt32LE(0);
+      const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
+        sections: [string, number][];
+      };
+      expect(header.sections[0][0]).toBe('index');
+      const index = body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
+      // The leaves are views of `bytes`: the body field's postings, changed where they lie.
+      const saved = unpack(index) as {
+        index: { bm25f: { fieldNames: string[]; fields: { postings: Uint8Array }[] } };
+      };
+      const { fieldNames, fields } = saved.index.bm25f;
+      const postings = fields[fieldNames.indexOf('body')].postings;
+      const view = new DataView(postings.buffer, postings.byteOffset, postings.byteLength);
+      view.setInt32(0, doc, true); // the first pair's document
+      createHmac('sha256', key).update(body).digest().copy(bytes, 8);
+      await writeFile(cacheFile(), bytes);
+      const rebuilt = await open();
+      expect(rebuilt.cacheStatus().used, name).toBe(false);
+      expect(JSON.stringify(rebuilt.diagnostics())).toContain('cache_rebuilt');
+      for (const q of QUERIES) expect(await ids(rebuilt, q)).toEqual(await ids(cold, q));
+    }
+  });
+
   it('a cache read early on libuv threads (prefetchSignedFile) is checked the same way', async () => {
     await open();
     const good = await readFile(cacheFile());
@@ -254,6 +287,40 @@ describe('persisted index', () => {
     await rm(cacheFile());
     prefetchSignedFile(cacheFile());
     expect(await readSignedFile(cacheFile())).toMatchObject({ missing: true });
+  });
+
+  it('a restored index (arrays read where they lie in the file) takes live changes and answers as a fresh build', async () => {
+    const cold = await open();
+    const warm = await open();
+    expect(warm.cacheStatus()).toMatchObject({ used: true, changed: 0 });
+    const answer = async (s: BacklogService, q: string) =>
+      (await s.searchUnified(q, { limit: 50 })).results.map((r) => [r.id, r.score, r.snippet]);
+    for (const q of QUERIES) expect(await answer(warm, q)).toEqual(await answer(cold, q));
+    // Changes applied to the restored index (its postings and sequences are views of the cache's bytes).
+    const tasks = await readdir(join(dir, 'tasks'));
+    const edited = tasks.find((n) => n.startsWith('TASK-0012'))!;
+    const text = await readFile(join(dir, 'tasks', edited), 'utf8');
+    await writeFile(join(dir, 'tasks', edited), `${text}\nNow also about sync conflict rate limits.\n`);
+    await writeFile(
+      join(dir, 'tasks/TASK-0961-new.md'),
+      '---\nid: TASK-0961\ntitle: Sync conflict login limit\ntype: task\nstatus: open\n---\nrate limit sync conflict FeatureStore\n',
+    );
+    const removed = tasks.find((n) => n.startsWith('TASK-0004'))!;
+    await rm(join(dir, 'tasks', removed));
+    for (const live of [warm, cold]) {
+      await live.applyFile(`tasks/${edited}`);
+      await live.applyFile('tasks/TASK-0961-new.md');
+      live.removeFile(`tasks/${removed}`);
+    }
+    const fresh = await open({ rebuild: true });
+    // The same changes to a built and to a restored index: the same answers. A fresh build numbers its
+    // documents in file order (ties may fall in another order): the same results and scores.
+    const sorted = (a: unknown[][]) => a.map((r) => JSON.stringify(r)).sort();
+    for (const q of [...QUERIES, 'sync conflict rate limits', 'login']) {
+      expect(await answer(warm, q)).toEqual(await answer(cold, q));
+      expect(sorted(await answer(warm, q))).toEqual(sorted(await answer(fresh, q)));
+    }
+    expect((await ids(warm, 'FeatureStore')).includes('TASK-0961')).toBe(true);
   });
 
   it('a stamped file is taken without its whole signature; any change to it is checked whole', async () => {
