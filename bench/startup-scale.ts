@@ -6,6 +6,11 @@
  * `--base`'s build, same folder) in the same round; medians of wall time and of peak RSS.
  *
  *   npm run build && nice npx tsx bench/startup-scale.ts [--docs 50000] [--runs 5] [--base <build>]
+ *
+ * `--keep <folder>`: write the corpus there (once) and keep it, so the next run with the same folder skips
+ * writing the files and building the cache (minutes at 50,000). A build whose cache format differs from
+ * the cache there rebuilds it on its first start (the warm-up round): give `--base` its own copy
+ * (`--base-dir <folder>`, a copy of the kept folder).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -23,6 +28,8 @@ const { values: flags } = parseArgs({
     docs: { type: 'string', default: '50000' },
     runs: { type: 'string', default: '5' },
     base: { type: 'string' },
+    keep: { type: 'string' },
+    'base-dir': { type: 'string' },
   },
 });
 
@@ -55,28 +62,29 @@ async function main(): Promise<void> {
     docs.map((d) => d.text),
     1,
   );
-  const base = await mkdtemp(join(tmpdir(), 'bench-startup-scale-'));
+  const base = flags.keep ? resolve(flags.keep) : await mkdtemp(join(tmpdir(), 'bench-startup-scale-'));
   const dir = join(base, 'backlog');
+  const kept = flags.keep !== undefined && existsSync(join(dir, 'tasks', `task-${n}.md`));
   await mkdir(join(dir, 'tasks'), { recursive: true });
-  for (let i = 0; i < docs.length; i++) {
+  for (let i = 0; i < (kept ? 0 : docs.length); i++) {
     const d = docs[i];
     await writeFile(
       join(dir, 'tasks', `task-${i + 1}.md`),
       `---\nid: TASK-${i + 1}\ntitle: ${JSON.stringify(d.title || `Document ${i + 1}`)}\ntype: task\nstatus: To Do\n---\n${d.text}\n`,
     );
   }
-  const search = (bin: string) => [
+  const search = (bin: string, folder = dir) => [
     process.execPath,
     bin,
     '--dir',
-    dir,
+    folder,
     '--embeddings',
     'none',
     'search',
     query,
   ];
-  const bins: [string, string][] = [['this build', binOf(ROOT)]];
-  if (flags.base) bins.push(['base', binOf(resolve(flags.base))]);
+  const bins: [string, string, string][] = [['this build', binOf(ROOT), dir]];
+  if (flags.base) bins.push(['base', binOf(resolve(flags.base)), resolve(flags['base-dir'] ?? dir)]);
   const build = await timed([
     process.execPath,
     bins[0][1],
@@ -89,12 +97,15 @@ async function main(): Promise<void> {
     '1',
   ]);
   process.stderr.write(
-    `${n} files written; first start (reads every file, writes the cache): ${(build.ms / 1000).toFixed(1)} s\n`,
+    `${n} files ${kept ? 'kept' : 'written'}; first start (${kept ? 'reads the cache' : 'reads every file, writes the cache'}): ${(build.ms / 1000).toFixed(1)} s\n`,
   );
 
   const cases: [string, string[]][] = [
     ['`node -e 0`', [process.execPath, '-e', '0']],
-    ...bins.map(([name, bin]): [string, string[]] => [`search --embeddings none (${name})`, search(bin)]),
+    ...bins.map(([name, bin, folder]): [string, string[]] => [
+      `search --embeddings none (${name})`,
+      search(bin, folder),
+    ]),
   ];
   const samples = new Map(cases.map(([name]) => [name, [] as { ms: number; rssMb?: number }[]]));
   for (let round = 0; round <= runs; round++) {
@@ -106,7 +117,7 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`round ${round}/${runs}\n`);
   }
-  await rm(base, { recursive: true, force: true });
+  if (!flags.keep) await rm(base, { recursive: true, force: true });
   const baseline = median(samples.get(cases[0][0])!.map((s) => s.ms));
   process.stdout.write(
     `${n} documents, query "${query}"; Node ${process.version}, ${runs} rounds after a warm-up, medians.\n\n` +

@@ -1,5 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdir, readFile, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  open as open_,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
@@ -7,7 +18,7 @@ import { search as oramaSearch } from '@orama/orama';
 import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import { cacheKeyPath, prefetchSignedFile, readSignedFile } from '../src/service/cache-file.js';
+import { cacheKeyPath, prefetchSignedFile, readSignedFile, stampPath } from '../src/service/cache-file.js';
 import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
 import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
@@ -210,6 +221,39 @@ describe('persisted index', () => {
     }
   });
 
+  it('postings read in place that name no document, or out of order, are refused and rebuilt', async () => {
+    const cold = await open();
+    const good = await readFile(cacheFile());
+    const key = await readFile(cacheKeyPath());
+    for (const [name, doc] of [
+      ['a document past the last', 1_000_000],
+      ['a negative document (out of order)', -5],
+    ] as const) {
+      const bytes = Buffer.from(good);
+      const body = bytes.subarray(40);
+      const headerLength = body.readUInt32LE(0);
+      const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
+        sections: [string, number][];
+      };
+      expect(header.sections[0][0]).toBe('index');
+      const index = body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
+      // The leaves are views of `bytes`: the body field's postings, changed where they lie.
+      const saved = unpack(index) as {
+        index: { bm25f: { fieldNames: string[]; fields: { postings: Uint8Array }[] } };
+      };
+      const { fieldNames, fields } = saved.index.bm25f;
+      const postings = fields[fieldNames.indexOf('body')].postings;
+      const view = new DataView(postings.buffer, postings.byteOffset, postings.byteLength);
+      view.setInt32(0, doc, true); // the first pair's document
+      createHmac('sha256', key).update(body).digest().copy(bytes, 8);
+      await writeFile(cacheFile(), bytes);
+      const rebuilt = await open();
+      expect(rebuilt.cacheStatus().used, name).toBe(false);
+      expect(JSON.stringify(rebuilt.diagnostics())).toContain('cache_rebuilt');
+      for (const q of QUERIES) expect(await ids(rebuilt, q)).toEqual(await ids(cold, q));
+    }
+  });
+
   it('a cache read early on libuv threads (prefetchSignedFile) is checked the same way', async () => {
     await open();
     const good = await readFile(cacheFile());
@@ -244,6 +288,82 @@ describe('persisted index', () => {
     await rm(cacheFile());
     prefetchSignedFile(cacheFile());
     expect(await readSignedFile(cacheFile())).toMatchObject({ missing: true });
+  });
+
+  it('a restored index (arrays read where they lie in the file) takes live changes and answers as a fresh build', async () => {
+    const cold = await open();
+    const warm = await open();
+    expect(warm.cacheStatus()).toMatchObject({ used: true, changed: 0 });
+    const answer = async (s: BacklogService, q: string) =>
+      (await s.searchUnified(q, { limit: 50 })).results.map((r) => [r.id, r.score, r.snippet]);
+    for (const q of QUERIES) expect(await answer(warm, q)).toEqual(await answer(cold, q));
+    // Changes applied to the restored index (its postings and sequences are views of the cache's bytes).
+    const tasks = await readdir(join(dir, 'tasks'));
+    const edited = tasks.find((n) => n.startsWith('TASK-0012'))!;
+    const text = await readFile(join(dir, 'tasks', edited), 'utf8');
+    await writeFile(join(dir, 'tasks', edited), `${text}\nNow also about sync conflict rate limits.\n`);
+    await writeFile(
+      join(dir, 'tasks/TASK-0961-new.md'),
+      '---\nid: TASK-0961\ntitle: Sync conflict login limit\ntype: task\nstatus: open\n---\nrate limit sync conflict FeatureStore\n',
+    );
+    const removed = tasks.find((n) => n.startsWith('TASK-0004'))!;
+    await rm(join(dir, 'tasks', removed));
+    for (const live of [warm, cold]) {
+      await live.applyFile(`tasks/${edited}`);
+      await live.applyFile('tasks/TASK-0961-new.md');
+      live.removeFile(`tasks/${removed}`);
+    }
+    const fresh = await open({ rebuild: true });
+    // The same changes to a built and to a restored index: the same answers. A fresh build numbers its
+    // documents in file order (ties may fall in another order): the same results and scores.
+    const sorted = (a: unknown[][]) => a.map((r) => JSON.stringify(r)).sort();
+    for (const q of [...QUERIES, 'sync conflict rate limits', 'login']) {
+      expect(await answer(warm, q)).toEqual(await answer(cold, q));
+      expect(sorted(await answer(warm, q))).toEqual(sorted(await answer(fresh, q)));
+    }
+    expect((await ids(warm, 'FeatureStore')).includes('TASK-0961')).toBe(true);
+  });
+
+  it('a stamped file is taken without its whole signature; any change to it is checked whole', async () => {
+    await open();
+    const path = cacheFile();
+    const good = await readFile(path);
+    const checked = async (early = false) => {
+      if (early) prefetchSignedFile(path);
+      const read = await readSignedFile(path);
+      return 'body' in read ? read.checked : read.reason;
+    };
+    // Written with its stamp: both reads take it by the stamp.
+    expect(await checked()).toBe('stamp');
+    expect(await checked(true)).toBe('stamp');
+    // The same bytes in another file (a copy put in place): checked whole, then stamped again.
+    await writeFile(`${path}.new`, good);
+    await rename(`${path}.new`, path);
+    expect(await checked(true)).toBe('signature');
+    expect(await checked()).toBe('stamp');
+    // A stamp that is not this file's (torn, empty, another file's): checked whole.
+    const stamp = await readFile(stampPath(path));
+    for (const other of [stamp.subarray(0, 20), Buffer.alloc(0), Buffer.from(stamp).fill(7, 8)]) {
+      await writeFile(stampPath(path), other);
+      expect(await checked()).toBe('signature');
+    }
+    expect(await checked()).toBe('stamp');
+    // One byte changed in place (same inode, same size, its modification time set back): the change
+    // time moved, so the stamp does not hold, and the signature refuses it.
+    const { mtime } = await stat(path);
+    const handle = await open_(path, 'r+');
+    await handle.write(Buffer.from([good[good.length - 1] ^ 1]), 0, 1, good.length - 1);
+    await handle.close();
+    await utimes(path, mtime, mtime);
+    expect(await checked()).toMatch(/checksum mismatch/);
+    expect(await checked(true)).toMatch(/checksum mismatch/);
+    // Put back as it was, in place: the stamp still does not hold (another change time); checked whole.
+    await writeFile(path, good);
+    expect(await checked()).toBe('signature');
+    expect(await checked(true)).toBe('stamp');
+    // The stamp of one backlog's cache beside another's (made with the same key): checked whole.
+    await writeFile(stampPath(path), stamp);
+    expect(await checked()).toBe('signature');
   });
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pack, unpack } from '../src/search/packed.js';
-import { utf8End } from '../src/service/index-cache.js';
 
 /** What the persisted index holds: JSON values, dates, non-finite numbers, bytes, keys of any text. */
 const value = fc.letrec((tie) => ({
@@ -73,29 +72,5 @@ describe('packed values (the persisted index)', () => {
     expect(() => unpack(text('{"a":{"\\u0000n":"1e3"}}'))).toThrow(/malformed number/);
     expect(() => unpack(text('{"a":{"\\u0000q":1}}'))).toThrow(/unknown tag/);
     expect(() => unpack(text('{"a":'))).toThrow(SyntaxError);
-  });
-});
-
-describe('utf8End (a cache section too long for one string, cut per body)', () => {
-  it('finds where each body ends, for any text, lone surrogates included', () => {
-    const unit = fc.oneof(
-      fc.string({ unit: 'binary', maxLength: 1 }),
-      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
-    );
-    const body = fc.array(unit, { maxLength: 12 }).map((parts) => parts.join(''));
-    fc.assert(
-      fc.property(fc.array(body, { maxLength: 8 }), (bodies) => {
-        const encoded = bodies.map((b) => Buffer.from(b, 'utf8'));
-        const bytes = Buffer.concat(encoded);
-        let at = 0;
-        for (const [i, b] of bodies.entries()) {
-          const end = utf8End(bytes, at, b.length);
-          expect(end - at).toBe(encoded[i].length);
-          expect(bytes.toString('utf8', at, end).length).toBe(b.length);
-          at = end;
-        }
-        expect(at).toBe(bytes.length);
-      }),
-    );
   });
 });

@@ -9,8 +9,8 @@
  *   the room back after a bulk build);
  * - a forward index per document: its token sequence as term ids in one Uint32Array shared by every
  *   document. It answers phrases (consecutive positions) and tells which postings to leave on removal.
- *   The saved form is the dictionary, this sequence and the document frequencies; the postings are
- *   rebuilt from them on load (one pass, no sorting).
+ *   The saved form is the dictionary, this sequence, the document frequencies and the postings, each
+ *   array read where it lies in the cache's bytes (typed-arrays.ts fromBytes).
  *
  * Orama's own index keeps `tf / fieldLength` per (document, term) in nested objects, and deduplicated
  * tokens make every tf 1; this keeps the raw counts that BM25 needs.
@@ -38,8 +38,10 @@ export interface SavedFieldIndex {
   seqLengths: Uint8Array;
   /** Uint32 tokens of the documents' sequences, in document id order. */
   seq: Uint8Array;
-  /** Int32 per term id: documents that have it (sizes the postings rebuilt on load). */
+  /** Int32 per term id: documents that have it (where each term's postings start in `postings`). */
   docFreqs: Uint8Array;
+  /** Int32 (document, tf) pairs of every term, term by term (FIELD_INDEX_FORMAT 3): read where they lie. */
+  postings: Uint8Array;
 }
 
 export class FieldIndex {
@@ -467,7 +469,7 @@ export class FieldIndex {
 
   // ---- Persistence.
 
-  /** The field as bytes: dictionary, lengths, forward index and document frequencies (postings are rebuilt on load). */
+  /** The field as bytes: dictionary, lengths, forward index, document frequencies and postings (compacted). */
   save(): SavedFieldIndex {
     const docs = this.lengths.length;
     const lengths = new Int32Array(docs);
@@ -486,12 +488,23 @@ export class FieldIndex {
       seq.set(this.seqData.subarray(this.seqStart[d], this.seqStart[d] + seqLengths[d]), w);
       w += seqLengths[d];
     }
+    const termSlots = this.terms.length;
+    let pairs = 0;
+    for (let id = 0; id < termSlots; id++) pairs += this.postCount[id];
+    const postings = new Int32Array(2 * pairs);
+    for (let id = 0, at = 0; id < termSlots; id++) {
+      const start = this.postStart[id];
+      const end = start + 2 * this.postCount[id];
+      postings.set(this.postData.subarray(start, end), at);
+      at += end - start;
+    }
     return {
       terms: Array.from(this.terms, (t) => t ?? null),
       lengths: toBytes(lengths),
       seqLengths: toBytes(seqLengths),
       seq: toBytes(seq),
-      docFreqs: toBytes(this.postCount.slice(0, this.terms.length)),
+      docFreqs: toBytes(this.postCount.slice(0, termSlots)),
+      postings: toBytes(postings),
     };
   }
 
@@ -533,9 +546,9 @@ export class FieldIndex {
     if (at !== seq.length) throw new Error('field index: sequence length does not match');
     index.seqUsed = at;
 
-    // Postings from the sequences, in document order (so they come out sorted), into slots sized by
-    // the saved document frequencies.
-    const postCount = fromBytes(saved.docFreqs, Int32Array);
+    // The saved postings, term by term, where they lie (a view of the cache's bytes, written only by
+    // this index), each term's slot sized by its document frequency.
+    const postCount = fromBytes(saved.docFreqs, Int32Array).slice();
     if (postCount.length !== termSlots) throw new Error('field index: document frequencies do not match');
     const postStart = new Int32Array(termSlots);
     let used = 0;
@@ -545,58 +558,43 @@ export class FieldIndex {
       postStart[id] = used;
       used += 2 * postCount[id];
     }
-    const postData = new Int32Array(used);
-    const counts = new Int32Array(termSlots);
-    fillPostings(seq, index.seqStart, index.seqLength, postStart, postCount, postData, counts);
+    const postData = fromBytes(saved.postings, Int32Array);
+    if (postData.length !== used)
+      throw new Error('field index: postings do not match the document frequencies');
+    // The sequences are not walked here (they are read where they lie, a document's when it is
+    // needed): a token of no known term only fails to match (phrases) or is skipped (removal).
+    checkPostings(postData, postStart, postCount, docs);
     index.postData = postData;
     index.postStart = postStart;
     index.postCount = postCount;
     index.postCap = postCount.slice();
     index.postUsed = used;
-    index.scratch = counts;
+    index.scratch = new Int32Array(termSlots);
     return index;
   }
 }
 
 /**
- * Writes every document's (doc, tf) pair into its terms' slots, documents in id order. `counts` is
- * all zero and left so. Throws when the sequences disagree with the document frequencies.
+ * Throws unless every term's postings name documents in increasing order, each with a term frequency
+ * of at least 1 (a cache is signed: this guards against bugs, and keeps a bad cache from reaching the
+ * scoring loop). One sequential pass; it touches every page of the postings, which a read in place
+ * otherwise would not (at 50,000 documents, about a tenth of the restore: a check per term when first
+ * searched would spare it).
  */
-function fillPostings(
-  seq: Uint32Array,
-  seqStart: Int32Array,
-  seqLength: Int32Array,
+function checkPostings(
+  postData: Int32Array,
   postStart: Int32Array,
   postCount: Int32Array,
-  postData: Int32Array,
-  counts: Int32Array,
+  docs: number,
 ): void {
-  const terms = postCount.length;
-  const fill = new Int32Array(terms);
-  const touched = new Int32Array(terms);
-  for (let d = 0; d < seqLength.length; d++) {
-    const len = seqLength[d];
-    if (len <= 0) continue;
-    let distinct = 0;
-    const end = seqStart[d] + len;
-    for (let k = seqStart[d]; k < end; k++) {
-      const id = seq[k] >>> 1;
-      if (id === GAP_ID) continue;
-      if (id >= terms) throw new Error('field index: token of an unknown term');
-      if (counts[id]++ === 0) touched[distinct++] = id;
-    }
-    for (let i = 0; i < distinct; i++) {
-      const id = touched[i];
-      const n = fill[id]++;
-      if (n >= postCount[id])
-        throw new Error('field index: the sequences do not match the document frequencies');
-      const w = postStart[id] + 2 * n;
-      postData[w] = d;
-      postData[w + 1] = counts[id];
-      counts[id] = 0;
+  for (let id = 0; id < postCount.length; id++) {
+    let last = -1;
+    const end = postStart[id] + 2 * postCount[id];
+    for (let k = postStart[id]; k < end; k += 2) {
+      const doc = postData[k];
+      if (doc <= last || doc >= docs || postData[k + 1] < 1)
+        throw new Error('field index: malformed postings');
+      last = doc;
     }
   }
-  for (let id = 0; id < terms; id++)
-    if (fill[id] !== postCount[id])
-      throw new Error('field index: the sequences do not match the document frequencies');
 }

@@ -4,15 +4,20 @@
  * a JavaScript msgpack decoder took 40-110 ms there for what JSON.parse reads in 2-20 ms (the same
  * decoder, warmed up, is 5-10x faster: a one-shot command never gets there).
  *
- * Layout: 4 bytes (uint32 LE), the length of the JSON text; the JSON (UTF-8); then the binary leaves,
- * one after the other. Values JSON cannot hold are single-key objects in the JSON, their key starting
- * with NUL (a character no real key begins with, and escaped if one does):
+ * Layout: 4 bytes (uint32 LE), the length of the JSON text; the JSON (ASCII: every other character
+ * escaped; spaces after it); then the binary leaves, one after the other, each at a multiple of 8 bytes
+ * from the start (zeros between). Values JSON cannot hold are single-key objects in the JSON, their key
+ * starting with NUL (a character no real key begins with, and escaped if one does):
  * - `{"\u0000b":[offset,length]}`: an ArrayBufferView, read back as a Uint8Array (a view of the bytes);
  * - `{"\u0000d":ms}`: a Date; `{"\u0000n":"NaN"}` (or "Infinity", "-Infinity"): such a number;
  * - `{"\u0000o":{...}}`: an object of the data whose only key starts with NUL, kept as it was.
  * `undefined` in an object is left out (JSON's rule); in an array it becomes null. A Map becomes an object.
  */
+import { isAscii } from 'node:buffer';
+
 const TAG = '\u0000';
+const NOT_ASCII = /[\u0080-\uffff]/g;
+const escapeUnit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 const LENGTH_BYTES = 4;
 
 export function pack(value: unknown): Uint8Array {
@@ -26,8 +31,9 @@ export function pack(value: unknown): Uint8Array {
     if (ArrayBuffer.isView(v)) {
       const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
       leaves.push(bytes);
-      offset += bytes.byteLength;
-      return { [`${TAG}b`]: [offset - bytes.byteLength, bytes.byteLength] };
+      const at = offset;
+      offset += bytes.byteLength + pad(bytes.byteLength);
+      return { [`${TAG}b`]: [at, bytes.byteLength] };
     }
     if (v instanceof Date) return { [`${TAG}d`]: v.getTime() };
     if (Array.isArray(v)) return v.map(tagged);
@@ -38,10 +44,20 @@ export function pack(value: unknown): Uint8Array {
     const keys = Object.keys(out);
     return keys.length === 1 && keys[0].startsWith(TAG) ? { [`${TAG}o`]: out } : out;
   };
-  const json = Buffer.from(JSON.stringify(tagged(value)), 'utf8');
+  // Every character past ASCII escaped (`\u00e9`): the text is then read as Latin-1, a copy, where
+  // decoding UTF-8 took a one-shot command longer than parsing the JSON (issue #23).
+  const text = Buffer.from(JSON.stringify(tagged(value)).replace(NOT_ASCII, escapeUnit), 'latin1');
+  // Spaces after the JSON (JSON.parse skips them) and after each leaf put every leaf at a multiple of 8
+  // bytes from the start: in a section that starts at one, 32-bit arrays are read where they lie.
+  const json = Buffer.concat([text, Buffer.alloc(pad(LENGTH_BYTES + text.byteLength), ' ')]);
   const head = Buffer.alloc(LENGTH_BYTES);
   head.writeUInt32LE(json.byteLength);
-  return Buffer.concat([head, json, ...leaves]);
+  return Buffer.concat([head, json, ...leaves.flatMap((l) => [l, new Uint8Array(pad(l.byteLength))])]);
+}
+
+/** Bytes to add after `n` to reach a multiple of 8. */
+export function pad(n: number): number {
+  return (8 - (n % 8)) % 8;
 }
 
 /** Reads `pack`'s bytes; throws on bytes that are not (a cache is signed: this guards against bugs). */
@@ -50,7 +66,9 @@ export function unpack(bytes: Uint8Array): unknown {
   if (view.length < LENGTH_BYTES) throw new Error('packed value: too short');
   const jsonEnd = LENGTH_BYTES + view.readUInt32LE(0);
   if (jsonEnd > view.length) throw new Error('packed value: its text runs past the end');
-  const text = view.toString('utf8', LENGTH_BYTES, jsonEnd);
+  const json = view.subarray(LENGTH_BYTES, jsonEnd);
+  // Written as ASCII (pack); bytes past it only in a pack of an older version, read as UTF-8.
+  const text = json.toString(isAscii(json) ? 'latin1' : 'utf8');
   const value: unknown = JSON.parse(text);
   // Escaped, a NUL is `\u0000` in JSON text: without one there is no tag to resolve.
   if (!text.includes('\\u0000')) return value;

@@ -14,6 +14,10 @@ import { SnippetText, TermIds, plainBody, snippetOf, type QueryBits, type Snippe
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
 import type { ItemType, TaskState } from '../storage/types.js';
+import { isLazy, lazyObject, lazyPrototype } from '../storage/lazy.js';
+
+/** A stored document whose body is read from its search document when first needed. */
+const LAZY_STORED = lazyPrototype('body', (doc: SearchDocument) => doc.body);
 
 /** The fields of a result, as the document was indexed. */
 export interface ResultFields {
@@ -60,7 +64,9 @@ export class ResultStore {
   ) {}
 
   put(doc: SearchDocument): void {
-    this.docs.set(doc.id, {
+    const lazy = isLazy(doc, 'body');
+    // The body as the document gives it, read when first needed (a restored one-shot reads only its results').
+    const entry: Stored = Object.assign(lazy ? lazyObject<Stored>(LAZY_STORED, doc) : ({} as Stored), {
       fields: {
         id: doc.id,
         type: doc.type ?? 'resource',
@@ -71,10 +77,11 @@ export class ResultStore {
         path: doc.path ?? doc.id,
         updatedMs: doc.updated_ms ?? 0,
       },
-      body: doc.body,
+      ...(lazy ? {} : { body: doc.body }),
       tags: (doc.tags ?? []).join(', '),
       author: doc.author ?? '',
     });
+    this.docs.set(doc.id, entry);
   }
 
   /**

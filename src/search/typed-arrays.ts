@@ -22,13 +22,19 @@ export function toBytes(a: Int32Array | Uint32Array): Uint8Array {
   return copy;
 }
 
-/** The 32-bit values in little-endian `bytes`, copied into an aligned buffer of their own. */
+/**
+ * The 32-bit values in little-endian `bytes`: a view of them where they lie when they are aligned (a
+ * cache's leaves are: packed.ts), else a copy into an aligned buffer of their own. A view shares the
+ * bytes: the caller writes into it only what it owns (a restored index's own file buffer).
+ */
 export function fromBytes<T extends Int32Array | Uint32Array>(
   bytes: Uint8Array,
-  Kind: { new (buffer: ArrayBuffer): T },
+  Kind: { new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): T },
 ): T {
   if (!(bytes instanceof Uint8Array)) throw new Error('field index: an array is missing or not binary');
   if (bytes.byteLength % 4 !== 0) throw new Error('field index: byte length is not a multiple of 4');
+  if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0)
+    return new Kind(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   // A copy at offset 0 of a buffer of its own (`slice()` would not copy a Node Buffer).
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);

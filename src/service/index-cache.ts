@@ -4,33 +4,35 @@
  *
  * Layout: 8 magic bytes, an HMAC-SHA256 of the body (32 bytes), then the body, not compressed (a
  * short-lived command reads it in a few ms; gunzip took longer than everything else it read):
- * - 4 bytes (uint32 LE): the length of a JSON header `{ version, sections: [name, bytes][] }`, then it;
- * - `meta`: `{ files, items, diagnostics, bodyChars, bodyWide }` packed (src/search/packed.ts: JSON read
+ * - 4 bytes (uint32 LE): the length of a JSON header `{ version, sections: [name, bytes][] }`, then it
+ *   (spaces after it, so that the first section starts at a multiple of 8 bytes in the file);
+ * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched):
+ *   its binary leaves lie at multiples of 8 (packed.ts), and the index reads its arrays where they lie;
+ * - `meta`: `{ files, items, diagnostics, bodyBytes }` packed (src/search/packed.ts: JSON read
  *   by the native JSON.parse), the items without their bodies and front matter;
  * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
  *   (dates, NaN), which unpack then walks for;
- * - `bodies` and `wide`: the ASCII bodies, and the others (`bodyWide`), each section UTF-8, one body
- *   after the other (`bodyChars`: each one's length as a string), decoded as one string by Buffer's
- *   native decoder and cut into slices (withBodies);
- * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched).
+ * - `bodies`: each body in UTF-8, one after the other (`bodyBytes`: each one's length in bytes), each
+ *   decoded when first read (withBodies).
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
  * caller rebuilds from the files.
  *
  * The cache sits inside the backlog folder, which arrives with `git pull`: the HMAC key lives outside
- * it (`~/.config/backlog-search/cache-key`, mode 0600), so a cache someone else made is never read.
+ * it (`~/.config/backlog-search/cache-key`, mode 0600), so a cache someone else made is never read. A
+ * stamp beside the file spares re-reading the whole signature while the file is unchanged (cache-file.ts).
  * What a valid cache holds is still checked against the files (BacklogService keeps only items whose
  * files are inside the root now). `.cache/` gets a `.gitignore` of its own when it is created.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { pack, unpack } from '../search/packed.js';
-import { writeFileAtomic } from '../storage/backlog-store.js';
-import { readSignedFile, signedFile } from './cache-file.js';
+import { pack, pad, unpack } from '../search/packed.js';
+import { lazyProperty } from '../storage/lazy.js';
+import { writeFileAtomicStat } from '../storage/write-file.js';
+import { readSignedFile, signatureOf, signedFile, stampSignedFile } from './cache-file.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 
-const ASCII = /^[^\u0080-\uffff]*$/;
 import { VERSION } from '../version.js';
 
 /**
@@ -47,13 +49,15 @@ import { VERSION } from '../version.js';
  * tree as bytes of its own, decoded when first used. 13: sections instead of one gzipped msgpack (bodies as
  * one UTF-8 run), and packed JSON instead of msgpack, the index's and its trees' too. 14: ASCII bodies and the
  * others in two sections, each decoded as one string. 15: the index holds the analyzer's run caches
- * (TextAnalyzer.savedRuns), so a restored process's first snippets do not stem every word anew.
+ * (TextAnalyzer.savedRuns), so a restored process's first snippets do not stem every word anew. 16: one
+ * `bodies` section with each body's length in bytes, each body decoded when first read; the index first,
+ * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie.
  */
-export const CACHE_FORMAT = 15;
+export const CACHE_FORMAT = 16;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['meta', 'frontmatter', 'bodies', 'wide', 'index'] as const;
+const SECTIONS = ['index', 'meta', 'frontmatter', 'bodies'] as const;
 
 export interface FileStat {
   size: number;
@@ -100,28 +104,29 @@ export async function writeIndexCache(
 ): Promise<number> {
   await ensureCacheDir(dirname(path));
   const { files, items, diagnostics, index } = snapshot;
-  const ascii = items.map((item) => ASCII.test(item.body));
+  // Each body encoded on its own (a lone surrogate at the end of one and at the start of the next
+  // would otherwise be encoded as one character of both), and decoded on its own when first read.
+  const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
   const meta = pack({
     files,
     items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
     diagnostics,
-    bodyChars: items.map((item) => item.body.length),
-    bodyWide: ascii.map((a) => (a ? 0 : 1)),
+    bodyBytes: bodies.map((b) => b.length),
   });
   const frontmatter = pack(items.map((item) => item.frontmatter));
-  // Each body encoded on its own: a lone surrogate at the end of one and at the start of the next
-  // would otherwise be encoded as one character of both.
-  const group = (wide: boolean) =>
-    Buffer.concat(items.filter((_, i) => ascii[i] !== wide).map((item) => Buffer.from(item.body, 'utf8')));
-  const sections = [meta, frontmatter, group(false), group(true), index];
-  const header = Buffer.from(
-    JSON.stringify({ version, sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]) }),
-  );
+  const sections = [index, meta, frontmatter, Buffer.concat(bodies)];
+  const json = JSON.stringify({
+    version,
+    sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]),
+  });
+  // Spaces after the header put the index at a multiple of 8 bytes, its arrays read where they lie.
+  const header = Buffer.from(json + ' '.repeat(pad(HEADER_BYTES + Buffer.byteLength(json))));
   const length = Buffer.alloc(HEADER_BYTES);
   length.writeUInt32LE(header.length);
   const body = Buffer.concat([length, header, ...sections]);
   const bytes = await signedFile(body);
-  await writeFileAtomic(path, bytes);
+  const stat = await writeFileAtomicStat(path, bytes);
+  await stampSignedFile(path, stat, signatureOf(bytes));
   return bytes.length;
 }
 
@@ -143,7 +148,7 @@ export async function readIndexCache(
     meta.items.forEach((item, i) => {
       if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
     });
-    return { snapshot: { ...withBodies(meta, sections.bodies, sections.wide), index: sections.index } };
+    return { snapshot: { ...withBodies(meta, sections.bodies), index: sections.index } };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
@@ -180,82 +185,38 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     meta: out.meta,
     frontmatter: out.frontmatter,
     bodies: out.bodies,
-    wide: out.wide,
     index: out.index,
   };
 }
 
-/** Each item's body length in UTF-16 units, and whether it is in the `wide` section (not ASCII). */
+/** Each item's body length in UTF-8 bytes, in the `bodies` section one after the other. */
 interface BodyLayout {
-  bodyChars: number[];
-  bodyWide: number[];
+  bodyBytes: number[];
 }
 
-/** Longest section decoded as one string (V8 caps a string at 2^29 - 24 units); a longer one per body. */
-const ONE_STRING_BYTES = 2 ** 28;
-
 /**
- * The items with their bodies back. Each section is decoded once and each body is a slice of it (V8
- * keeps a slice as a view, not a copy): decoding 697 bodies one by one made 697 young strings that the
- * collector then copied, ~20 ms of a one-shot start. ASCII bodies have a section of their own so that
- * one accent does not make all of them two-byte strings.
+ * The items with their bodies back, each decoded from its bytes when first read (lazyProperty): a one-shot
+ * search shows a few bodies, and decoding all of them was a tenth of a 50,000-document start. The
+ * section is a view of the file's bytes, kept while a body is still to be decoded.
  */
 function withBodies(
   meta: Omit<CacheSnapshot, 'index'> & BodyLayout,
-  narrow: Buffer,
-  wide: Buffer,
+  bytes: Buffer,
 ): Omit<CacheSnapshot, 'index'> {
-  const { files, items, diagnostics, bodyChars, bodyWide } = meta;
-  const agree = (ok: boolean) => {
-    if (!ok) throw new Error('items and bodies disagree');
-  };
-  agree(
-    Array.isArray(items) &&
-      Array.isArray(bodyChars) &&
-      Array.isArray(bodyWide) &&
-      bodyChars.length === items.length &&
-      bodyWide.length === items.length,
-  );
-  const groups = [narrow, wide].map((bytes, g) => {
-    const lengths = bodyChars.filter((_, i) => bodyWide[i] === g);
-    agree(lengths.every((n) => Number.isSafeInteger(n) && n >= 0));
-    if (bytes.length > ONE_STRING_BYTES) {
-      // Too long for one string: split the bytes where each body's characters end.
-      const text: string[] = [];
-      let at = 0;
-      for (const n of lengths) {
-        const end = utf8End(bytes, at, n);
-        text.push(bytes.toString('utf8', at, end));
-        at = end;
-      }
-      agree(at === bytes.length);
-      return { text, next: 0 };
-    }
-    const all = bytes.toString('utf8');
-    agree(lengths.reduce((a, b) => a + b, 0) === all.length);
-    let at = 0;
-    return {
-      text: lengths.map((n) => all.slice(at, (at += n))),
-      next: 0,
-    };
-  });
+  const { files, items, diagnostics, bodyBytes } = meta;
+  if (
+    !Array.isArray(items) ||
+    !Array.isArray(bodyBytes) ||
+    bodyBytes.length !== items.length ||
+    !bodyBytes.every((n) => Number.isSafeInteger(n) && n >= 0) ||
+    bodyBytes.reduce((a, b) => a + b, 0) !== bytes.length
+  )
+    throw new Error('items and bodies disagree');
+  const starts = new Float64Array(items.length + 1);
+  for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + bodyBytes[i];
+  const lazyBody = lazyProperty('body', (i: number) => bytes.toString('utf8', starts[i], starts[i + 1]));
   items.forEach((item, i) => {
-    const group = groups[bodyWide[i]];
-    agree(group !== undefined);
-    if (item && typeof item === 'object') item.body = group.text[group.next];
-    group.next++;
+    if (item && typeof item === 'object') lazyBody(item, i);
   });
   return { files, items, diagnostics };
-}
-
-/** Where the UTF-8 bytes of `chars` UTF-16 units starting at byte `at` end (a 4-byte sequence is 2 units). */
-export function utf8End(bytes: Buffer, at: number, chars: number): number {
-  let i = at;
-  for (let n = 0; n < chars && i < bytes.length; i++) {
-    const b = bytes[i];
-    if (b < 0x80 || b >= 0xc0) n += b >= 0xf0 ? 2 : 1;
-  }
-  // Past the last lead byte: its continuation bytes.
-  while (i < bytes.length && (bytes[i] & 0xc0) === 0x80) i++;
-  return i;
 }

@@ -27,6 +27,7 @@ import {
   type BacklogFormat,
   type FormatName,
 } from '../storage/formats/detect.js';
+import { isLazy } from '../storage/lazy.js';
 import { idKey } from '../storage/ids.js';
 import { lengthWithinWords } from '../storage/parse.js';
 import { isRelativeInside } from '../storage/root-path.js';
@@ -478,7 +479,8 @@ function isCachedItemShape(item: unknown): item is BacklogItem {
     i !== null &&
     typeof i.id === 'string' &&
     typeof i.title === 'string' &&
-    typeof i.body === 'string' &&
+    // A cached body is decoded when first read (index-cache.ts): a string by construction, not read here.
+    (isLazy(i, 'body') || typeof i.body === 'string') &&
     typeof i.path === 'string' &&
     isRelativeInside(i.path) &&
     !isIgnoredPath(i.path) &&

@@ -7,6 +7,7 @@ import { LinkGraph } from '../search/related.js';
 import type { SearchDocument } from '../search/types.js';
 import { idKey, statusKey } from '../storage/ids.js';
 import { RESOURCE_URI_PREFIX, pathOfUri } from '../storage/parse.js';
+import { lazyObject, lazyPrototype } from '../storage/lazy.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
 
 /** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
@@ -36,6 +37,9 @@ function languageField(frontmatter: Record<string, unknown>): { language?: strin
  * HTML comments are not content (readers never see them), and Backlog.md marks every section with
  * them (`<!-- SECTION:DESCRIPTION:BEGIN -->`): left in, their words would match every task.
  */
+/** A search document whose body is made from its item when first read. */
+const LAZY_DOCUMENT = lazyPrototype('body', (item: BacklogItem) => withoutComments(searchableBody(item)));
+
 function withoutComments(markdown: string): string {
   let open = markdown.indexOf('<!--');
   if (open < 0) return markdown;
@@ -227,12 +231,12 @@ export class ItemStore {
       if (!FILTER_FIELDS.has(k) && v !== null && v !== undefined && typeof v !== 'object')
         extra.push(String(v));
     }
-    return {
+    // Its body made when read: indexing reads it, a restored index does not (a one-shot reads a few).
+    return Object.assign(lazyObject<SearchDocument>(LAZY_DOCUMENT, item), {
       id: item.id,
       type: item.type,
       state: item.state,
       title: item.title,
-      body: withoutComments(searchableBody(item)),
       tags: item.tags,
       author: item.author,
       status: item.status,
@@ -244,7 +248,7 @@ export class ItemStore {
       updated_ms: updatedMsOf(item),
       extra: extra.filter(Boolean).join('\n'),
       ...languageField(item.frontmatter),
-    };
+    });
   }
 
   /**

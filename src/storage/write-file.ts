@@ -8,6 +8,7 @@
 import { link, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { removeLockIfStale } from './file-lock.js';
 
 /** A temporary file of this process for `path`: hidden, next to it (a rename stays on one file system). */
@@ -40,6 +41,28 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * `writeFileAtomic`, returning the written file's status as it stands after the rename (read through
+ * the file's own descriptor, so a file put in its place since is not the one described): the cache
+ * stamps it (service/cache-file.ts).
+ */
+export async function writeFileAtomicStat(path: string, data: Uint8Array): Promise<BigIntStats> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  const fh = await open(tmp, 'wx');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+    await rename(tmp, path);
+    return await fh.stat({ bigint: true });
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  } finally {
+    await fh.close();
   }
 }
 
