@@ -103,8 +103,8 @@ async function begin(
   const root = await resolveDir([dir ?? []].flat()[0]);
   if (kind !== 'index') {
     // Read the cache on libuv's threads while the service's modules compile (~0.1 s); checked when taken.
-    const { CACHE_FILE, defaultCacheDir, prefetchSignedFile } = await import('../service/cache-file.js');
-    prefetchSignedFile(join(process.env.BACKLOG_CACHE_DIR || defaultCacheDir(root), CACHE_FILE));
+    const { CACHE_FILE, cacheDirFor, prefetchSignedFile } = await import('../service/cache-file.js');
+    prefetchSignedFile(join(cacheDirFor(root), CACHE_FILE));
   }
   const { beginOpenBacklog } = await backlog();
   const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;
