@@ -146,6 +146,26 @@ describe('start-up (issue #23)', () => {
     }
   });
 
+  it("a lookup runs without V8's optimizing compiler; other commands with it", async () => {
+    const probe = async (args: string[]) => {
+      const out = join(base, `opt-${Math.random().toString(36).slice(2)}.json`);
+      const flags = ['--allow-natives-syntax', '--import', join(ROOT, 'test', 'optimization-probe.mjs')];
+      await run(process.execPath, [...flags, bin, ...args], { env: { ...process.env, OPT_PROBE: out } });
+      return JSON.parse(await readFile(out, 'utf8')) as { optimized: boolean; cpuUs: number };
+    };
+    expect((await probe(['--help'])).optimized).toBe(true);
+    for (const args of [
+      ['get', 'TASK-0004'],
+      ['--embeddings', 'none', 'search', 'login'],
+    ]) {
+      const lookup = await probe(['--dir', dir, ...args]);
+      // Switched on again after a second of CPU (a very slow machine may get there): not before.
+      expect(lookup.optimized && lookup.cpuUs < 1_000_000, `${args.join(' ')}: ${lookup.cpuUs} µs`).toBe(
+        false,
+      );
+    }
+  });
+
   it('the bundled command answers as the compiled one, from a few files of its own', async () => {
     const own = (modules: string[]) => modules.filter((m) => m.startsWith('file:'));
     const version = await traced(['--version'], bin);
