@@ -9,18 +9,25 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempBacklog } from './helpers.js';
+import { BACKLOG_MD_FIXTURE, ROOT, tempBacklog } from './helpers.js';
 
 const run = promisify(execFile);
 const HOOK = join(ROOT, 'test', 'module-log.mjs');
 /** What the lexical commands must never load: the embedding runtime and model, the HTTP server, the viewer, MCP. */
 const HEAVY =
   /@huggingface\/transformers|onnxruntime|@energetic-ai\/|\/hono\/|@hono\/|\/dist\/(http|mcp|viewer)\//;
+
+/**
+ * What a lookup answered from a valid cache never loads: reading a file (the front matter's YAML parser,
+ * gray-matter, js-yaml) and writing one; config.yml is read without the yaml package (settings-yaml.ts).
+ */
+const FILE_READING =
+  /\/node_modules\/(yaml|gray-matter|js-yaml)\/|\/dist\/storage\/(frontmatter|parse-file)\.js$|\/dist\/service\/writes\.js$/;
 
 let base: string;
 let cli: string;
@@ -111,6 +118,52 @@ describe('start-up (issue #23)', () => {
     expect(res.modules.length).toBeGreaterThan(2); // the log works
     expect(res.modules.filter((m) => HEAVY.test(m))).toEqual([]);
     expect(res.ms).toBeLessThan(bound(5000, 25));
+  });
+
+  it('a lookup from the cache reads no file: no YAML parser, no writes (Backlog.md folder)', async () => {
+    const md = await tempBacklog(BACKLOG_MD_FIXTURE);
+    try {
+      await run(process.execPath, [cli, '--dir', md.dir, 'list', '-n', '1']); // writes .cache/index.bin
+      for (const args of [['search', 'board', '--embeddings', 'none'], ['get', 'BACK-222'], ['list']]) {
+        const res = await traced(['--dir', md.dir, ...args]);
+        expect(res.stdout.length, args.join(' ')).toBeGreaterThan(0);
+        expect(
+          res.modules.filter((m) => FILE_READING.test(m)),
+          args.join(' '),
+        ).toEqual([]);
+      }
+      // A file changed since the cache was written is read: the parser loads then (the check can fail).
+      const task = join(
+        md.dir,
+        'tasks',
+        (await readdir(join(md.dir, 'tasks'))).find((f) => f.endsWith('.md'))!,
+      );
+      await writeFile(task, `${await readFile(task, 'utf8')}\nedited\n`);
+      const changed = await traced(['--dir', md.dir, 'search', 'board', '--embeddings', 'none']);
+      expect(changed.modules.filter((m) => FILE_READING.test(m)).length).toBeGreaterThan(0);
+    } finally {
+      await md.cleanup();
+    }
+  });
+
+  it("a lookup runs without V8's optimizing compiler; other commands with it", async () => {
+    const probe = async (args: string[]) => {
+      const out = join(base, `opt-${Math.random().toString(36).slice(2)}.json`);
+      const flags = ['--allow-natives-syntax', '--import', join(ROOT, 'test', 'optimization-probe.mjs')];
+      await run(process.execPath, [...flags, bin, ...args], { env: { ...process.env, OPT_PROBE: out } });
+      return JSON.parse(await readFile(out, 'utf8')) as { optimized: boolean; cpuUs: number };
+    };
+    expect((await probe(['--help'])).optimized).toBe(true);
+    for (const args of [
+      ['get', 'TASK-0004'],
+      ['--embeddings', 'none', 'search', 'login'],
+    ]) {
+      const lookup = await probe(['--dir', dir, ...args]);
+      // Switched on again after a second of CPU (a very slow machine may get there): not before.
+      expect(lookup.optimized && lookup.cpuUs < 1_000_000, `${args.join(' ')}: ${lookup.cpuUs} µs`).toBe(
+        false,
+      );
+    }
   });
 
   it('the bundled command answers as the compiled one, from a few files of its own', async () => {

@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadJudgedQueries } from '../../src/eval/beir.js';
-import { parseFile, TEXT_EXTENSIONS, fileType } from '../../src/storage/parse.js';
+import { TEXT_EXTENSIONS, fileType } from '../../src/storage/parse.js';
+import { parseFile } from '../../src/storage/parse-file.js';
+import { loadTaskSchema } from '../../src/storage/schema.js';
 import { detectFormat } from '../../src/storage/formats/detect.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -106,6 +108,7 @@ export async function readDocs(dir = backlogSourceDir()): Promise<DevsetDoc[]> {
   const taskId = new RegExp(`^${prefix}-\\d`, 'i');
   // Read in the folder's own format, as the engine reads it (Backlog.md quotes `reporter: @name`).
   const format = await detectFormat(dir);
+  await loadTaskSchema();
   const docs: DevsetDoc[] = [];
   for (const path of paths) {
     const full = join(dir, path);

@@ -104,8 +104,8 @@ async function begin(
   const root = await resolveDir([dir ?? []].flat()[0]);
   if (kind !== 'index') {
     // Read the cache on libuv's threads while the service's modules compile (~0.1 s); checked when taken.
-    const { CACHE_FILE, defaultCacheDir, prefetchSignedFile } = await import('../service/cache-file.js');
-    const cacheDir = process.env.BACKLOG_CACHE_DIR || defaultCacheDir(root);
+    const { CACHE_FILE, cacheDirFor, prefetchSignedFile } = await import('../service/cache-file.js');
+    const cacheDir = cacheDirFor(root);
     prefetchSignedFile(join(cacheDir, CACHE_FILE));
     const provider = (embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto') as EmbeddingProvider;
     // A hybrid one-shot: the model's worker loads (~0.8 s) beside the rest of the open (early-start.ts).

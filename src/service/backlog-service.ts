@@ -42,7 +42,13 @@ import type {
   WriteResourceInput,
   WriteResult,
 } from './write-inputs.js';
-import { createItem, deleteItem, updateItem, writeResourceFile } from './writes.js';
+import { loadTaskSchema } from '../storage/schema.js';
+
+/** The writes, loaded by the first one (issue #23: with zod and the YAML writer, no reader needs them). */
+async function writes(): Promise<typeof import('./writes.js')> {
+  const [w] = await Promise.all([import('./writes.js'), loadTaskSchema()]);
+  return w;
+}
 
 export type {
   CreateInput,
@@ -466,22 +472,22 @@ export class BacklogService {
 
   /** Creates a task or epic as `tasks/<ID>-<slug>.md` with the next free id. Throws INVALID_FILTER naming the field. */
   create(input: CreateInput): Promise<WriteResult> {
-    return this.writable().then(() => createItem(this, input));
+    return this.writable().then(async () => (await writes()).createItem(this, input));
   }
 
   /** Patches a task or epic: fields, status, body (replace, append, or old_string -> new_string). */
   update(input: UpdateInput): Promise<WriteResult> {
-    return this.writable().then(() => updateItem(this, input));
+    return this.writable().then(async () => (await writes()).updateItem(this, input));
   }
 
   /** Deletes an item's file. A task or epic with children is refused (CONFLICT) unless `force`. */
   delete(input: DeleteInput): Promise<WriteResult> {
-    return this.writable().then(() => deleteItem(this, input));
+    return this.writable().then(async () => (await writes()).deleteItem(this, input));
   }
 
   /** Creates, overwrites, appends to, or edits (old_string -> new_string) a resource file inside the root. */
   writeResource(input: WriteResourceInput): Promise<WriteResult> {
-    return this.writable().then(() => writeResourceFile(this, input));
+    return this.writable().then(async () => (await writes()).writeResourceFile(this, input));
   }
 
   /** Rejects with FORBIDDEN on the demo backlog (isDemo). */

@@ -4,7 +4,7 @@
  *
  *   languages: [english, japanese]   # or `detect` (the default), or `de`, `ja, en`
  */
-import { parseYamlFile } from '../storage/frontmatter.js';
+import { parseSettingsFile } from '../storage/settings-yaml.js';
 import { readInsideRoot } from '../storage/root-path.js';
 import { errors } from '../errors.js';
 import { parseLanguage } from '../search/languages.js';
@@ -38,7 +38,7 @@ export function parseLanguagesSetting(value: unknown, where: string): 'detect' |
 export async function readBacklogLanguages(dir: string): Promise<'detect' | string[] | undefined> {
   const read = await readInsideRoot(dir, SETTINGS_FILE, MAX_BYTES).catch(() => null);
   if (!read?.complete) return undefined;
-  const { data, error } = parseYamlFile(read.bytes.toString('utf8'));
+  const { data, error } = await parseSettingsFile(read.bytes.toString('utf8'));
   if (error) return undefined;
   return parseLanguagesSetting(data.languages, `${SETTINGS_FILE}: languages`);
 }

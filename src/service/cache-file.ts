@@ -39,6 +39,11 @@ export function defaultCacheDir(dir: string): string {
   return dir === DEMO_BACKLOG_DIR ? DEMO_CACHE_DIR : join(dir, '.cache');
 }
 
+/** The cache folder of the backlog at `dir` when none is passed: `BACKLOG_CACHE_DIR`, else defaultCacheDir. */
+export function cacheDirFor(dir: string): string {
+  return process.env.BACKLOG_CACHE_DIR || defaultCacheDir(dir);
+}
+
 /** Where the signing key is kept: outside every backlog, readable by this user only. */
 export function cacheKeyPath(): string {
   return join(userConfigDir(), 'cache-key');

@@ -11,6 +11,7 @@ import type { Limits } from './limits.js';
 import type { BacklogWatcher, WatchOptions } from './watcher.js';
 import { parseLanguagesSetting, readBacklogLanguages } from './backlog-settings.js';
 import { removeWriteLeftovers } from '../storage/write-file.js';
+import { cacheDirFor } from './cache-file.js';
 import type { SharedEmbeddingPool } from '../embeddings/shared-pool.js';
 
 export interface OpenBacklogOptions {
@@ -143,7 +144,7 @@ export async function beginOpenBacklog(
     search,
     limits: options.limits,
     format: options.format === 'auto' ? undefined : options.format,
-    cacheDir: options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined),
+    cacheDir: options.cacheDir ?? cacheDirFor(dir),
     hybrid: options.hybrid,
     background: options.background,
     embeddings: {

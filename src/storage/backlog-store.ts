@@ -2,7 +2,8 @@ import type { Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
-import { TEXT_EXTENSIONS, fileType, parseFile, resourceUri } from './parse.js';
+import { TEXT_EXTENSIONS, fileType, resourceUri } from './parse.js';
+import { loadTaskSchema } from './schema.js';
 import type { BacklogItem, Diagnostic } from './types.js';
 import { idKey } from './ids.js';
 import { isBacklogError } from '../errors.js';
@@ -95,6 +96,12 @@ export function linkDiagnostic(path: string): Diagnostic {
   };
 }
 
+/** parse-file.ts with zod ready for its checks: loaded when the first file is read (issue #23). */
+async function fileParser(): Promise<typeof import('./parse-file.js')> {
+  const [parser] = await Promise.all([import('./parse-file.js'), loadTaskSchema()]);
+  return parser;
+}
+
 /** Reads and parses one file; links, files outside the root, unreadable, binary or oversized files become diagnostics. */
 export async function loadFile(
   root: string,
@@ -111,6 +118,7 @@ export async function loadFile(
       );
     if (bytes.subarray(0, 8192).includes(0))
       return fileDiagnostic(relPath, 'binary_file', 'looks binary (NUL bytes); not indexed');
+    const { parseFile } = await fileParser();
     return parseFile(
       { path: relPath, size: stats.size, mtime_ms: stats.mtimeMs },
       bytes.toString('utf8'),

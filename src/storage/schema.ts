@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z as Zod } from 'zod';
 import { STATUSES } from './types.js';
 
 /** Task and epic ids as we write them: `TASK-0001`, `EPIC-0001`. */
@@ -10,7 +10,7 @@ export const PRIORITIES = ['low', 'medium', 'high', 'critical'] as const;
  * On read it is only checked: a file that does not fit is flagged in diagnostics and kept as written.
  * Made on first use: a process that reads the backlog from its cache parses no file.
  */
-function makeTaskFrontmatterSchema() {
+function makeTaskFrontmatterSchema(z: typeof Zod) {
   const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an ISO 8601 date');
   return z
     .object({
@@ -30,12 +30,24 @@ function makeTaskFrontmatterSchema() {
     .passthrough();
 }
 
+let zod: typeof Zod | undefined;
 let made: ReturnType<typeof makeTaskFrontmatterSchema> | undefined;
-export function taskFrontmatterSchema(): ReturnType<typeof makeTaskFrontmatterSchema> {
-  return (made ??= makeTaskFrontmatterSchema());
+
+/**
+ * Loads zod for `taskFrontmatterSchema` (issue #23: zod is 370 KB of code, and a command that answers
+ * from the cache parses and writes no file). Whatever parses or writes a task file awaits it first:
+ * loadFile (storage/backlog-store.ts) and the service's writes.
+ */
+export async function loadTaskSchema(): Promise<void> {
+  zod ??= (await import('zod')).z;
 }
 
-export type TaskFrontmatter = z.infer<ReturnType<typeof taskFrontmatterSchema>>;
+export function taskFrontmatterSchema(): ReturnType<typeof makeTaskFrontmatterSchema> {
+  if (!zod) throw new Error('taskFrontmatterSchema() before loadTaskSchema()');
+  return (made ??= makeTaskFrontmatterSchema(zod));
+}
+
+export type TaskFrontmatter = Zod.infer<ReturnType<typeof taskFrontmatterSchema>>;
 
 /** Frontmatter names other tools use for our fields (Backlog.md among them), read as ours. */
 export const FIELD_ALIASES: Record<string, string[]> = {

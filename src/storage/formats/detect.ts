@@ -5,8 +5,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isBacklogError } from '../../errors.js';
-import { parseYamlFile } from '../frontmatter.js';
 import { readInsideRoot } from '../root-path.js';
+import { parseSettingsFile } from '../settings-yaml.js';
 import type { Diagnostic } from '../types.js';
 import {
   BACKLOG_MD_CONFIG_FILE,
@@ -61,7 +61,7 @@ async function readConfig(
         diagnostics: [configProblem(`over ${MAX_CONFIG_BYTES} bytes; not read`)],
       };
     const text = bytes.toString('utf8');
-    const parsed = parseYamlFile(text);
+    const parsed = await parseSettingsFile(text);
     if (parsed.error)
       return {
         data: null,
