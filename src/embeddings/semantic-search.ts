@@ -197,8 +197,8 @@ export class SemanticSearch implements VectorRetriever {
   /** `never`: the model of the cached vectors, described from its files, with its LazyPool (made once). */
   private fromCache: Promise<CachedModel | undefined> | undefined;
   /**
-   * Aborted by `close`: stops a model still loading, and the embedding in flight (its batches, queued or
-   * running, are abandoned: their vectors never reach the cache or the index).
+   * Aborted by `close`: stops a model still loading, and the embedding in flight (its batches queued or
+   * running are abandoned; those that landed are in the cache, which close saves).
    */
   private readonly stopping = new AbortController();
 
