@@ -58,6 +58,33 @@ const relocate = {
         "const childProcess = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });";
       return { contents: code.replace(from, lazy), loader: 'js' };
     });
+    // The MCP SDK's server loads ajv and ajv-formats (~20 ms of a start) to validate elicitation answers, and
+    // zod-to-json-schema (with zod 3) to advertise zod 3 schemas: this server never elicits, and advertises
+    // its tools itself from zod 4 schemas (src/mcp/tool.ts). Each is replaced by a stub that says so if used.
+    b.onLoad(
+      { filter: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/ },
+      () => ({
+        contents:
+          "export class AjvJsonSchemaValidator { getValidator() { throw new Error('JSON Schema validation is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); } }\n",
+        loader: 'js',
+      }),
+    );
+    // zod 3 itself, which the SDK's zod-compat.js reaches only for shapes made of zod 3 schemas (ours are zod 4).
+    b.onResolve({ filter: /^zod\/v3$/ }, ({ importer }) =>
+      /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]server[\\/]zod-compat\.js$/.test(importer)
+        ? { path: 'zod-v3-stub', namespace: 'stub' }
+        : undefined,
+    );
+    b.onLoad({ filter: /^zod-v3-stub$/, namespace: 'stub' }, () => ({
+      contents:
+        "export function object() { throw new Error('zod 3 is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/ }, () => ({
+      contents:
+        "export function zodToJsonSchema() { throw new Error('zod-to-json-schema is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
+      loader: 'js',
+    }));
     b.onLoad({ filter: /[\\/]dist[\\/]embeddings[\\/]pool-slots\.js$/ }, ({ path }) => {
       const code = readFileSync(path, 'utf8');
       const from = "new URL('./worker.js', here)";

@@ -561,8 +561,8 @@ export function buildProgram(): Command {
           ...(roots ? { roots: true, warnings: roots.takeWarnings, watch: roots.watchServer } : {}),
         });
       } finally {
-        // A client gone while the backlog is read: the open ends first (it starts the watcher).
-        await opened.catch(() => undefined);
+        // A client gone while the backlog is read or the watcher starts: closeBacklog stops what is left of
+        // the open and waits for the rest; an embedding in flight is abandoned (docs/mcp.md, "Exit").
         await (roots ? roots.close() : closeBacklog(service));
       }
     });

@@ -181,10 +181,16 @@ export class ThreadSlot implements Slot {
     });
   }
 
+  /**
+   * Asks the worker to close its model and exit; a busy one is terminated at once (it would read the
+   * message only after its batch: seconds, more when it runs niced on a busy machine).
+   */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.timer);
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
+    if (this.current) void this.worker.terminate();
+    else this.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
     const timer = setTimeout(() => void this.worker.terminate(), 2000);
     await exited;
     clearTimeout(timer);

@@ -59,6 +59,8 @@ export interface EmbedAllOptions {
   kind?: EmbedKind;
   /** Called after each batch with the number of texts embedded so far. */
   onProgress?: (done: number, total: number) => void;
+  /** Called with each batch's vectors as it lands (`indices` into `texts`): kept even if the call is aborted later. */
+  onBatch?: (indices: number[], vectors: Float32Array[]) => void;
   signal?: AbortSignal;
   /** Ahead of queued batches, like a query (the gibberish gate's panel). Default false. */
   urgent?: boolean;
@@ -100,6 +102,8 @@ export class EmbeddingPool implements Embedder {
   private misses = 0;
   private embedded = 0;
   private closed = false;
+  /** Aborted by `close`: a worker still loading (the lane, a resize, a replacement) is terminated. */
+  private readonly stopping = new AbortController();
   private restarts = 0;
   private spawning = 0;
   /** Workers the pool keeps: a worker that dies is replaced up to this count (see `resize`). */
@@ -260,7 +264,7 @@ export class EmbeddingPool implements Embedder {
     const timeout = this.options.startTimeoutMs ?? 120_000;
     await Promise.all(
       Array.from({ length: missing }, () =>
-        startThread(this.init, timeout, this.options.resourceLimits).then(
+        startThread(this.init, timeout, this.options.resourceLimits, this.stopping.signal).then(
           ({ worker, ready }) => {
             this.spawning--;
             const live = this.slots.length - this.retiring.size;
@@ -301,6 +305,7 @@ export class EmbeddingPool implements Embedder {
       this.init,
       this.options.startTimeoutMs ?? 120_000,
       this.options.resourceLimits,
+      this.stopping.signal,
     ).then(
       ({ worker, ready }) => {
         this.laneLoading = null;
@@ -371,6 +376,7 @@ export class EmbeddingPool implements Embedder {
             settled: false,
             resolve: (vectors) => {
               g.forEach((i, j) => (out[i] = vectors[j]));
+              options.onBatch?.(g, vectors);
               done += g.length;
               options.onProgress?.(done, total);
               resolve();
@@ -443,10 +449,11 @@ export class EmbeddingPool implements Embedder {
     return p;
   }
 
-  /** Stops the workers; queued work is rejected. */
+  /** Stops the workers (a busy one at once: its batch is abandoned); queued work is rejected. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopping.abort();
     const err = new Error('embedding pool is closed');
     for (const b of [...this.urgent.splice(0), ...this.queue.splice(0)]) this.settle(b, (x) => x.reject(err));
     const slots = this.slots.splice(0);
@@ -561,7 +568,12 @@ export class EmbeddingPool implements Embedder {
     }
     this.restarts++;
     this.spawning++;
-    startThread(this.init, this.options.startTimeoutMs ?? 120_000, this.options.resourceLimits).then(
+    startThread(
+      this.init,
+      this.options.startTimeoutMs ?? 120_000,
+      this.options.resourceLimits,
+      this.stopping.signal,
+    ).then(
       ({ worker, ready }) => {
         this.spawning--;
         if (this.closed || ready.id !== this.id) {

@@ -80,6 +80,7 @@ export interface SemanticIndexOptions {
   chunk?: ChunkOptions;
 }
 
+/** A call aborted by `signal` indexes nothing; the batches embedded before the abort are in the cache. */
 export interface SemanticUpsertOptions extends Pick<
   EmbedAllOptions,
   'onProgress' | 'signal' | 'maxBatchChars'
@@ -289,6 +290,7 @@ export class SemanticIndex {
     const chunks = work.reduce((n, w) => n + w.hashes.length, 0);
     const reused = chunks - toEmbed.length;
     options.onProgress?.(reused, chunks);
+    const slots = [...embedSlot.keys()];
     const fresh =
       toEmbed.length === 0
         ? []
@@ -298,10 +300,17 @@ export class SemanticIndex {
               signal: options.signal,
               maxBatchChars: options.maxBatchChars,
               onProgress: (done) => options.onProgress?.(reused + done, chunks),
+              // Each batch reaches the cache as it lands: a call stopped half-way (the process closing)
+              // keeps what was embedded, and pruneCache keeps it too (the document's plan holds it).
+              onBatch: (indices, vectors) =>
+                this.cache?.put(
+                  indices.map((i) => slots[i]),
+                  vectors,
+                ),
             })
           : await this.embedder.embed(toEmbed, 'passage');
     if (toEmbed.length > 0 && !this.embedder.embedAll) options.onProgress?.(chunks, chunks);
-    this.cache?.put([...embedSlot.keys()], fresh);
+    this.cache?.put(slots, fresh);
     // One pass over the cache for every vector neither kept nor embedded now.
     const fromCache = new Set<string>();
     for (const w of work) for (const h of w.hashes) if (!w.kept.has(h) && !embedSlot.has(h)) fromCache.add(h);
@@ -377,11 +386,16 @@ export class SemanticIndex {
     return this.gibberish;
   }
 
-  /** Drops cached vectors of chunks no longer indexed; returns how many. Call before `cache.save()`. */
+  /**
+   * Drops cached vectors of chunks no longer indexed nor waiting to be (a document indexed in part, or
+   * not yet); returns how many. Call before `cache.save()`.
+   */
   pruneCache(): number {
     if (!this.cache) return 0;
     const live: string[] = [];
     for (const hashes of this.hashesOf.values()) live.push(...hashes);
+    for (const plan of this.plans.values())
+      live.push(...plan.hashes, ...(plan.titleHash ? [plan.titleHash] : []));
     return this.cache.retain(live);
   }
 }

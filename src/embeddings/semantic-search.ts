@@ -195,7 +195,10 @@ export class SemanticSearch implements VectorRetriever {
 
   /** `never`: the model of the cached vectors, described from its files, with its LazyPool (made once). */
   private fromCache: Promise<CachedModel | undefined> | undefined;
-  /** Aborted by `close`: stops a model still loading for a LazyPool. */
+  /**
+   * Aborted by `close`: stops a model still loading, and the embedding in flight (its batches queued or
+   * running are abandoned; those that landed are in the cache, which close saves).
+   */
   private readonly stopping = new AbortController();
 
   constructor(private readonly options: SemanticOptions) {
@@ -254,6 +257,7 @@ export class SemanticSearch implements VectorRetriever {
     this.status.state = 'loading';
     this.started = performance.now();
     this.ready = this.run(items).catch((err: Error) => {
+      if (this.closed) return; // the build was stopped by close, not failed
       this.status.state = 'failed';
       this.embedding = false;
       this.status.warnings.push(`semantic search failed: ${err.message}; searches run bm25`);
@@ -281,6 +285,8 @@ export class SemanticSearch implements VectorRetriever {
       : await EmbeddingPool.start({
           provider: this.options.provider,
           workers: 1,
+          // Closed while the model loads: the worker is terminated, it does not hold the process.
+          signal: this.stopping.signal,
           transformers: this.options.transformers,
         });
     this.status.warnings.push(...started.warnings);
@@ -313,6 +319,7 @@ export class SemanticSearch implements VectorRetriever {
     if (missing > 0 && mode === 'never' && uncovered > 0) return this.incomplete(missing);
     this.status.state = 'indexing';
     const progress = (offset: number) => ({
+      signal: this.stopping.signal,
       onProgress: (done: number, total: number) => {
         this.status.done = offset + done;
         this.options.onProgress?.(offset + done, offset + total);
@@ -500,7 +507,7 @@ export class SemanticSearch implements VectorRetriever {
   /** Edits that arrived before the first pass was ready, applied in full. */
   private async applyPending(): Promise<void> {
     for (const [id, item] of this.pending) {
-      if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)]));
+      if (item) await this.enqueue(() => this.index!.upsert([toDoc(item)], { signal: this.stopping.signal }));
       else await this.enqueue(async () => this.index!.remove(id));
     }
     this.pending.clear();
@@ -526,7 +533,12 @@ export class SemanticSearch implements VectorRetriever {
         await this.enqueue(() =>
           index.upsert(
             ids.flatMap((id) => this.live.get(id) ?? []),
-            { embed, maxBatchChars: BACKGROUND_BATCH_CHARS, onProgress: () => undefined },
+            {
+              embed,
+              maxBatchChars: BACKGROUND_BATCH_CHARS,
+              signal: this.stopping.signal,
+              onProgress: () => undefined,
+            },
           ),
         );
         this.updateCounts();
@@ -599,7 +611,7 @@ export class SemanticSearch implements VectorRetriever {
       return Promise.resolve();
     }
     if (this.embedding) this.live.set(item.id, doc);
-    return this.enqueue(() => this.index!.upsert([doc])).then(() => {
+    return this.enqueue(() => this.index!.upsert([doc], { signal: this.stopping.signal })).then(() => {
       this.updateCounts();
       this.scheduleSave();
     });
@@ -690,12 +702,23 @@ export class SemanticSearch implements VectorRetriever {
     await this.queue;
   }
 
+  /**
+   * Stops the build where it is and writes what the cache holds. Not `flush` first: that waits for the
+   * group of chunks in flight, up to a minute of a worker that runs niced on a busy machine.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closed = true;
     this.stopping.abort();
     if (this.options.expectedQuery !== undefined) dropEarlyPool();
-    await this.flush();
-    this.closed = true;
+    const due = this.saveTimer !== null;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    // After the work in flight, which the abort ends (a save running ends on its own: it is never cut).
+    // Vectors embedded since the last save are kept; a process that embedded nothing writes nothing.
+    await this.enqueue(async () => (due || this.cache?.dirty ? this.save() : undefined)).catch(
+      () => undefined,
+    );
     if (this.options.sharedPool) {
       // Acquired (this.pool set) or about to be: run() releases it when it sees `closed`.
       if (this.pool) await this.options.sharedPool.release(this);

@@ -11,6 +11,7 @@ import { registerResources } from './resources.js';
 import { errorResult, registerTool, toolDefinition, type ProjectsAdvertised } from './tool.js';
 import { Workspace, type WorkspaceProject } from '../workspace/workspace.js';
 import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { BacklogError } from '../errors.js';
 import { createTool } from './tools/create.js';
 import { deleteTool } from './tools/delete.js';
@@ -93,6 +94,17 @@ function answerUnknownTools(server: McpServer, names: string[], readOnly: boolea
 }
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 
+/**
+ * The SDK validates elicitation answers with a JSON Schema validator, by default an Ajv instance with
+ * its formats, made with every server (22 ms of the main thread in a profile of a start on a busy machine; the bundle leaves ajv out:
+ * scripts/bundle-cli.mjs). This server never elicits.
+ */
+const NO_ELICITATION: jsonSchemaValidator = {
+  getValidator: () => {
+    throw new Error('backlog-search does not elicit: no JSON Schema validator');
+  },
+};
+
 /** What `project` says in a tool's advertised schema: the open names (several backlogs, or roots). */
 function projectsOption(ws: Workspace, write: boolean): ProjectsAdvertised {
   const names = ws.names().join(', ');
@@ -128,6 +140,7 @@ export function createMcpServer(
   const server = new McpServer(SERVER_INFO, {
     instructions: text,
     ...(roots ? { capabilities: { logging: {} } } : {}),
+    jsonSchemaValidator: NO_ELICITATION,
   });
   const tools = readOnly ? READ_TOOLS : TOOLS;
   const notice = roots ? noticeOf : noticeOf();

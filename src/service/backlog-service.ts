@@ -174,10 +174,13 @@ export class BacklogService {
     await this.indexer.flush();
   }
 
-  /** Writes what is pending and stops the embedding workers. */
+  /**
+   * Writes what is pending and stops the embedding workers. An embedding in flight is abandoned, not
+   * waited for (what the cache holds is written): `flush` would wait for it.
+   */
   async close(): Promise<void> {
-    await this.flush();
     await this.semantic.close();
+    await this.indexer.flush();
   }
 
   /**

@@ -22,7 +22,7 @@ export interface OpenBacklogOptions {
    * within about 100 ms. Stop it with `closeBacklog(service)` (it keeps the process alive).
    * An object sets the watcher's options.
    */
-  watch?: boolean | Omit<WatchOptions, 'after'>;
+  watch?: boolean | Omit<WatchOptions, 'after' | 'signal'>;
   /**
    * Embedding provider for hybrid search: `auto` (default; `BACKLOG_EMBEDDINGS` overrides it):
    * transformers if its model is on disk, else the bundled English model, else none (lexical only).
@@ -95,6 +95,11 @@ export function defaultBacklogDir(): string {
 }
 
 const watchers = new WeakMap<BacklogService, BacklogWatcher>();
+/**
+ * Opens still running (the files being read, the watcher starting): `closeBacklog` stops what is left of
+ * one (no embedding, watcher or catch-up starts; a watcher starting is closed) and waits for it to end.
+ */
+const opening = new WeakMap<BacklogService, { stop: AbortController; done: Promise<unknown> }>();
 
 /**
  * Opens a backlog folder and resolves to a ready BacklogService (files read, index built). With
@@ -164,8 +169,12 @@ export async function beginOpenBacklog(
   await service.detectFormat();
   let wasRead!: () => void;
   const readDone = new Promise<BacklogService>((resolve) => (wasRead = () => resolve(service)));
-  const finish = () => finishOpen(service, options, wasRead);
+  const stop = new AbortController();
+  const finish = () => finishOpen(service, options, wasRead, stop.signal);
   const opened = after ? after.then(finish, finish) : finish();
+  const done = opened.finally(() => opening.delete(service));
+  done.catch(() => undefined);
+  opening.set(service, { stop, done });
   // Whichever comes first: the read, or the open's failure before it.
   const read = Promise.race([readDone, opened]);
   // Handled by whoever awaits them; marked here so a failure before they do is not an unhandled rejection.
@@ -178,16 +187,26 @@ async function finishOpen(
   service: BacklogService,
   options: OpenBacklogOptions,
   wasRead: () => void,
+  /** Aborted by closeBacklog: what is left of the open is not started. */
+  stopped: AbortSignal,
 ): Promise<BacklogService> {
   if (options.removeLeftovers !== false) await removeWriteLeftovers(service.dir);
   await service.reload(options.onProgress, { rebuild: options.rebuild });
-  await service.startSemantic();
+  if (!stopped.aborted) await service.startSemantic();
   wasRead();
-  if (!options.watch) return service;
+  if (!options.watch || stopped.aborted) return service;
   // The watcher starts after the read, so its first scan (a stat of every file) does not hold up the
   // first answer; what changed before it saw a file's folder is caught up once it is ready.
   const { watchBacklog } = await import('./watcher.js');
-  const watcher = await watchBacklog(service, typeof options.watch === 'object' ? options.watch : {});
+  const watcher = await watchBacklog(service, {
+    ...(typeof options.watch === 'object' ? options.watch : {}),
+    signal: stopped,
+  });
+  // Closed while its first scan ran (seconds on a busy machine): a client gone does not wait for it.
+  if (stopped.aborted) {
+    await watcher.close();
+    return service;
+  }
   watchers.set(service, watcher);
   await service.catchUp();
   return service;
@@ -200,6 +219,9 @@ export function backlogWatcher(service: BacklogService): BacklogWatcher | undefi
 
 /** Stops what `openBacklog` started for this service (the file watcher) and writes the pending persisted index. Safe to call twice. */
 export async function closeBacklog(service: BacklogService): Promise<void> {
+  const open = opening.get(service);
+  open?.stop.abort();
+  await open?.done.catch(() => undefined);
   const watcher = watchers.get(service);
   watchers.delete(service);
   await watcher?.close();

@@ -26,6 +26,8 @@ export interface WatchOptions {
   onError?: (error: Error) => void;
   /** Poll instead of native events (network drives, containers without inotify). */
   usePolling?: boolean;
+  /** Aborted before the watcher is ready: resolves then, without waiting for its first scan (close it). */
+  signal?: AbortSignal;
 }
 
 export interface BacklogWatcher {
@@ -117,7 +119,11 @@ export async function watchBacklog(
   });
   watcher.on('error', (err) => onError(err instanceof Error ? err : new Error(String(err))));
 
-  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  await new Promise<void>((resolve) => {
+    watcher.once('ready', () => resolve());
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+    if (options.signal?.aborted) resolve();
+  });
 
   const idle = async () => {
     if (timer) {
