@@ -10,7 +10,10 @@ import {
   truncate,
   utimes,
   writeFile,
+  symlink,
+  lstat,
 } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { restore as pluginRestore } from '@orama/plugin-data-persistence';
@@ -364,6 +367,35 @@ describe('persisted index', () => {
     // The stamp of one backlog's cache beside another's (made with the same key): checked whole.
     await writeFile(stampPath(path), stamp);
     expect(await checked()).toBe('signature');
+  });
+
+  it('links and FIFOs planted in .cache/ are neither followed nor waited on', async () => {
+    await open();
+    const path = cacheFile();
+    const victim = join(dir, '..', 'victim.txt');
+    await writeFile(victim, "the user's own file\n");
+    // A stamp that is a link to another file: the check replaces the link, the file is untouched.
+    await rm(stampPath(path));
+    await symlink(victim, stampPath(path));
+    const read = await readSignedFile(path);
+    expect('body' in read && read.checked).toBe('signature');
+    expect(await readFile(victim, 'utf8')).toBe("the user's own file\n");
+    expect((await lstat(stampPath(path))).isSymbolicLink()).toBe(false);
+    // A stamp that is a FIFO: not waited on (the read would hang), the signature checked instead.
+    await rm(stampPath(path));
+    execFileSync('mkfifo', [stampPath(path)]);
+    const fifo = await readSignedFile(path);
+    expect('body' in fifo && fifo.checked).toBe('signature');
+    // The cache itself a link (to a valid cache elsewhere) or a FIFO: no cache, never followed or waited on.
+    const elsewhere = join(dir, '..', 'elsewhere.bin');
+    await rename(path, elsewhere);
+    await symlink(elsewhere, path);
+    prefetchSignedFile(path);
+    expect(await readSignedFile(path)).toMatchObject({ missing: true });
+    await rm(path);
+    execFileSync('mkfifo', [path]);
+    prefetchSignedFile(path);
+    expect(await readSignedFile(path)).toMatchObject({ missing: true });
   });
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {

@@ -21,8 +21,8 @@
  * checks (packed.ts, index-cache.ts, the index's loads) still refuse malformed bytes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fstatSync, openSync, read, type BigIntStats } from 'node:fs';
-import { chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, read, type BigIntStats } from 'node:fs';
+import { chmod, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import { userConfigDir } from '../storage/user-config.js';
@@ -100,6 +100,12 @@ interface FileRead {
   stat: BigIntStats;
 }
 
+/**
+ * How the cache and its stamp are opened: never through a symbolic link (a cloned `.cache/` could point
+ * one at the user's files), never waiting on a FIFO; the caller then checks it is a regular file.
+ */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
 /** Where a file's stamp is kept: beside it. */
 export function stampPath(path: string): string {
   return `${path}.stamp`;
@@ -124,7 +130,32 @@ async function stampOf(stat: BigIntStats, signature: Uint8Array): Promise<Buffer
  */
 export async function stampSignedFile(path: string, stat: BigIntStats, signature: Uint8Array): Promise<void> {
   const stamp = await stampOf(stat, signature);
-  if (stamp) await writeFile(stampPath(path), stamp).catch(() => undefined);
+  if (!stamp) return;
+  // A file of its own, renamed over the stamp: a link planted at the stamp's path is replaced, not followed.
+  const tmp = `${stampPath(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, stamp, { flag: 'wx', mode: 0o600 });
+    await rename(tmp, stampPath(path));
+  } catch {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** The stamp's bytes when it is a regular file of exactly `size` bytes, else null. */
+async function readStamp(path: string, size: number): Promise<Buffer | null> {
+  const fh = await open(stampPath(path), READ_FLAGS).catch(() => null);
+  if (!fh) return null;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size !== size) return null;
+    const bytes = Buffer.alloc(size);
+    const { bytesRead } = await fh.read(bytes, 0, size, 0);
+    return bytesRead === size ? bytes : null;
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
 }
 
 /** The signature in a signed file's bytes (written by signedFile). */
@@ -148,8 +179,8 @@ export async function readSignedFile(path: string): Promise<SignedRead> {
   const signature = signatureOf(bytes);
   if (BigInt(bytes.length) === stat.size) {
     const expected = await stampOf(stat, signature);
-    const stamp = expected && (await readFile(stampPath(path)).catch(() => null));
-    if (expected && stamp && stamp.length === expected.length && timingSafeEqual(stamp, expected))
+    const stamp = expected && (await readStamp(path, expected.length));
+    if (expected && stamp && timingSafeEqual(stamp, expected))
       return { body, checked: 'stamp' };
   }
   if (!timingSafeEqual(await mac(body), signature)) return { reason: MISMATCH };
@@ -160,9 +191,10 @@ export async function readSignedFile(path: string): Promise<SignedRead> {
 
 /** The file's bytes and status (null: no such file, or it cannot be read). */
 async function readWithStat(path: string): Promise<FileRead | null> {
-  const fh = await open(path, 'r').catch(() => null);
+  const fh = await open(path, READ_FLAGS).catch(() => null);
   if (!fh) return null;
   try {
+    if (!(await fh.stat()).isFile()) return null;
     const bytes = await fh.readFile();
     return { bytes, stat: await fh.stat({ bigint: true }) };
   } catch {
@@ -185,7 +217,11 @@ export function prefetchSignedFile(path: string): void {
   if (prefetched.has(path)) return;
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, READ_FLAGS);
+    if (!fstatSync(fd).isFile()) {
+      closeSync(fd);
+      return;
+    }
   } catch {
     return;
   }
