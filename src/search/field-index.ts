@@ -553,7 +553,7 @@ export class FieldIndex {
     const postStart = new Int32Array(termSlots);
     let used = 0;
     for (let id = 0; id < termSlots; id++) {
-      if ((index.terms[id] === undefined) !== (postCount[id] === 0))
+      if (postCount[id] < 0 || (index.terms[id] === undefined) !== (postCount[id] === 0))
         throw new Error('field index: document frequencies do not match the terms');
       postStart[id] = used;
       used += 2 * postCount[id];
@@ -563,7 +563,7 @@ export class FieldIndex {
       throw new Error('field index: postings do not match the document frequencies');
     // The sequences are not walked here (they are read where they lie, a document's when it is
     // needed): a token of no known term only fails to match (phrases) or is skipped (removal).
-    checkPostings(postData, postStart, postCount, docs);
+    checkPostings(postData, postStart, postCount, docs, index.seqLength);
     index.postData = postData;
     index.postStart = postStart;
     index.postCount = postCount;
@@ -586,13 +586,15 @@ function checkPostings(
   postStart: Int32Array,
   postCount: Int32Array,
   docs: number,
+  /** Each document's sequence length: -1 for a removed one, which no posting may name. */
+  seqLength: Int32Array,
 ): void {
   for (let id = 0; id < postCount.length; id++) {
     let last = -1;
     const end = postStart[id] + 2 * postCount[id];
     for (let k = postStart[id]; k < end; k += 2) {
       const doc = postData[k];
-      if (doc <= last || doc >= docs || postData[k + 1] < 1)
+      if (doc <= last || doc >= docs || postData[k + 1] < 1 || !(seqLength[doc] >= 0))
         throw new Error('field index: malformed postings');
       last = doc;
     }

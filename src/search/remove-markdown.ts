@@ -23,6 +23,15 @@
  * SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
  */
 export function removeMarkdown(md: string): string {
+  // As the package does: a text the expressions cannot take (a stack overflow in one) stays as it is.
+  try {
+    return strip(md);
+  } catch {
+    return md;
+  }
+}
+
+function strip(md: string): string {
   let output = md;
   // Horizontal rules (before list leaders, which would take their first dash).
   output = output.replace(/^ {0,3}((?:-[\t ]*){3,}|(?:_[ \t]*){3,}|(?:\*[ \t]*){3,})(?:\n+|$)/gm, '');
