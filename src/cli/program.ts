@@ -64,6 +64,8 @@ const STOP_DEADLINE_MS = 10_000;
 
 /** Services opened by one-shot commands: written and closed (workers stopped) when the command is done. */
 const oneShots: BacklogService[] = [];
+/** Loaded when a one-shot search started its model early: stopped if the command fails before using it. */
+let earlyStart: typeof import('../embeddings/early-start.js') | undefined;
 /** Run when the command is done, whether it failed or not (mcp: stop reading stdin, so the process exits). */
 const atExit: (() => void)[] = [];
 
@@ -109,8 +111,10 @@ async function begin(
     prefetchSignedFile(join(cacheDir, CACHE_FILE));
     const provider = (embeddings ?? process.env.BACKLOG_EMBEDDINGS ?? 'auto') as EmbeddingProvider;
     // A hybrid one-shot: the model's worker loads (~0.8 s) beside the rest of the open (early-start.ts).
-    if (kind === 'oneshot' && query !== undefined && provider !== 'none')
-      (await import('../embeddings/early-start.js')).startModelEarly({ provider, cacheDir, query });
+    if (kind === 'oneshot' && query !== undefined && provider !== 'none') {
+      earlyStart = await import('../embeddings/early-start.js');
+      earlyStart.startModelEarly({ provider, cacheDir, query });
+    }
   }
   const { beginOpenBacklog } = await backlog();
   const bar = kind === 'index' ? (await import('./progress.js')).createProgress() : undefined;
@@ -724,6 +728,9 @@ export async function main(argv = process.argv): Promise<void> {
     await program.parseAsync(argv);
     await Promise.all(oneShots.map((s) => s.close()));
   } catch (err) {
+    // What a failed command opened is closed: a model still loading for it would hold the exit.
+    earlyStart?.dropEarlyPool();
+    await Promise.all(oneShots.map((s) => s.close().catch(() => undefined)));
     if (err instanceof CommanderError) {
       // The parser already printed its message (and the help) on stderr; --help and --version exit 0.
       process.exitCode = err.exitCode === 0 ? 0 : 2;
