@@ -90,9 +90,10 @@ let last: { text: string; parsed: Parsed } | undefined;
 
 /** `parseYamlFile(text)`: the flat reading when it applies, else the yaml package (loaded then). */
 export async function parseSettingsFile(text: string): Promise<Parsed> {
-  if (last?.text === text) return last.parsed;
+  // A copy: a caller may change what it gets, and the next reading must not see that.
+  if (last?.text === text) return structuredClone(last.parsed);
   const simple = readSimpleSettings(text);
   const parsed = simple ? { data: simple } : (await import('./frontmatter.js')).parseYamlFile(text);
-  last = { text, parsed };
+  last = { text, parsed: structuredClone(parsed) };
   return parsed;
 }
