@@ -137,8 +137,10 @@ const PLAIN_DTYPES: Record<string, number> = { float32: 4, int32: 4 };
 export function heapDecoder(core: CoreModule): DecodeWeights {
   return (weights, specs) => {
     const plain = specs.every((s) => PLAIN_DTYPES[s.dtype] && s.quantization === undefined);
-    if (!(weights instanceof FileWeights) || !plain) return core.io.decodeWeights(weights, specs);
     const backend = core.backend();
+    // The WebAssembly backend's own methods: any other backend gets TF.js's decoder.
+    const heap = typeof backend.makeOutput === 'function' && typeof backend.typedArrayFromHeap === 'function';
+    if (!(weights instanceof FileWeights) || !plain || !heap) return core.io.decodeWeights(weights, specs);
     const out: Record<string, unknown> = {};
     let offset = 0;
     for (const spec of specs) {

@@ -8,12 +8,9 @@
  */
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool } from './pool.js';
-import { englishOnlyQuerySupported } from './query-language.js';
+import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
 import { describeEmbedder } from './resolve.js';
 import type { EmbeddingProvider, ResolvedEmbedder, TransformersOptions } from './types.js';
-
-/** Models that embed many languages; every other model is treated as English-only. */
-export const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
 
 interface EarlyPool {
   id: string;

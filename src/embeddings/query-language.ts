@@ -21,6 +21,9 @@ import { dirname, join } from 'node:path';
 import { languageScores, loadDetector } from '../search/language-detect.js';
 import { SCRIPT_LANGUAGES } from '../search/languages.js';
 
+/** Models that embed many languages; every other model is treated as English-only (and gated here). */
+export const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multilingual/i;
+
 /**
  * A query whose English score is below this share of the best language's is not English. Short English
  * queries of words the vocabulary lacks score 0.87-0.93 of the best (`offline sync`, Estonian first);

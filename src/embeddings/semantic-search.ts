@@ -4,8 +4,8 @@
  * changed), keeps the vector index in step with the files, and answers vector queries. Lexical search
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
-import { dropEarlyPool, MULTILINGUAL, takeEarlyPool } from './early-start.js';
-import { englishOnlyQuerySupported } from './query-language.js';
+import { dropEarlyPool, takeEarlyPool } from './early-start.js';
+import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import { EmbeddingCache } from './cache.js';
 import { EmbeddingPool, type WorkerMemory } from './pool.js';
