@@ -25,6 +25,8 @@ const root = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { dist: { type: 'string' } } });
 const dist = resolve(values.dist ?? join(root, 'dist'));
 const outdir = join(dist, 'bin');
+/** The MCP SDK parts replaced by stubs below, by the ones the build met: an SDK that moved them fails the build. */
+const stubbed = new Set();
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 /** The two modules whose paths depend on where the file is. */
@@ -63,11 +65,14 @@ const relocate = {
     // its tools itself from zod 4 schemas (src/mcp/tool.ts). Each is replaced by a stub that says so if used.
     b.onLoad(
       { filter: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/ },
-      () => ({
-        contents:
-          "export class AjvJsonSchemaValidator { getValidator() { throw new Error('JSON Schema validation is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); } }\n",
-        loader: 'js',
-      }),
+      () => (
+        stubbed.add('ajv-provider'),
+        {
+          contents:
+            "export class AjvJsonSchemaValidator { getValidator() { throw new Error('JSON Schema validation is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); } }\n",
+          loader: 'js',
+        }
+      ),
     );
     // zod 3 itself, which the SDK's zod-compat.js reaches only for shapes made of zod 3 schemas (ours are zod 4).
     b.onResolve({ filter: /^zod\/v3$/ }, ({ importer }) =>
@@ -75,16 +80,28 @@ const relocate = {
         ? { path: 'zod-v3-stub', namespace: 'stub' }
         : undefined,
     );
-    b.onLoad({ filter: /^zod-v3-stub$/, namespace: 'stub' }, () => ({
-      contents:
-        "export function object() { throw new Error('zod 3 is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
-      loader: 'js',
-    }));
-    b.onLoad({ filter: /[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/ }, () => ({
-      contents:
-        "export function zodToJsonSchema() { throw new Error('zod-to-json-schema is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
-      loader: 'js',
-    }));
+    b.onLoad(
+      { filter: /^zod-v3-stub$/, namespace: 'stub' },
+      () => (
+        stubbed.add('zod/v3'),
+        {
+          contents:
+            "export function object() { throw new Error('zod 3 is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
+          loader: 'js',
+        }
+      ),
+    );
+    b.onLoad(
+      { filter: /[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/ },
+      () => (
+        stubbed.add('zod-to-json-schema'),
+        {
+          contents:
+            "export function zodToJsonSchema() { throw new Error('zod-to-json-schema is not in the backlog-search bundle (scripts/bundle-cli.mjs)'); }\n",
+          loader: 'js',
+        }
+      ),
+    );
     b.onLoad({ filter: /[\\/]dist[\\/]embeddings[\\/]pool-slots\.js$/ }, ({ path }) => {
       const code = readFileSync(path, 'utf8');
       const from = "new URL('./worker.js', here)";
@@ -113,6 +130,9 @@ await build({
   logLevel: 'warning',
   legalComments: 'none',
 });
+const missed = ['ajv-provider', 'zod/v3', 'zod-to-json-schema'].filter((name) => !stubbed.has(name));
+if (missed.length > 0)
+  throw new Error(`the MCP SDK no longer loads ${missed.join(', ')} where this script stubs it: look again`);
 
 // esbuild escapes strings but leaves comments and regular expression literals as written: one em dash in
 // a comment makes V8 hold and scan a whole chunk as a two-byte string (decoding the 800 KB chunk took
