@@ -180,8 +180,7 @@ export async function readSignedFile(path: string): Promise<SignedRead> {
   if (BigInt(bytes.length) === stat.size) {
     const expected = await stampOf(stat, signature);
     const stamp = expected && (await readStamp(path, expected.length));
-    if (expected && stamp && timingSafeEqual(stamp, expected))
-      return { body, checked: 'stamp' };
+    if (expected && stamp && timingSafeEqual(stamp, expected)) return { body, checked: 'stamp' };
   }
   if (!timingSafeEqual(await mac(body), signature)) return { reason: MISMATCH };
   // Checked whole: the next read of the same file needs only its status.

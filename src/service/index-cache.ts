@@ -55,7 +55,7 @@ import { VERSION } from '../version.js';
  */
 export const CACHE_FORMAT = 16;
 const HEADER_BYTES = 4;
-/** A header is a version and five section lengths: anything longer is not one of ours. */
+/** A header is a version and four section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
 const SECTIONS = ['index', 'meta', 'frontmatter', 'bodies'] as const;
 

@@ -447,9 +447,7 @@ export class Workspace implements WorkspaceScope {
       const local = locals.get(p)!;
       if (local === rest) return p.service.resultsFor(opts, onPage.get(p)!);
       // localFilters gave a new object only for a parent_id: read as the schema reads it.
-      const own = searchOptionsSchema.safeParse({ ...local, query });
-      if (!own.success) throw toBacklogError(own.error, SEARCH_KEYS);
-      return p.service.resultsFor(own.data, onPage.get(p)!);
+      return p.service.resultsFor(parseSearchOptions({ ...local, query }, SEARCH_KEYS), onPage.get(p)!);
     });
     const built = new Map(answers.map(([p, res]) => [p, res.results]));
     const results: SearchResult[] = [];
