@@ -33,15 +33,7 @@ async function writeSynced(path: string, data: string | Uint8Array): Promise<voi
 
 /** Writes `path` atomically: a temporary file in the same folder, fsync, then rename over the target. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  try {
-    await writeSynced(tmp, data);
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
+  await writeFileAtomicStat(path, data);
 }
 
 /**
@@ -49,7 +41,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  * the file's own descriptor, so a file put in its place since is not the one described): the cache
  * stamps it (service/cache-file.ts).
  */
-export async function writeFileAtomicStat(path: string, data: Uint8Array): Promise<BigIntStats> {
+export async function writeFileAtomicStat(path: string, data: string | Uint8Array): Promise<BigIntStats> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   const fh = await open(tmp, 'wx');

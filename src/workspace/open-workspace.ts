@@ -50,7 +50,7 @@ export interface OpenWorkspaceOptions extends Omit<OpenBacklogOptions, 'dir'> {
 export async function openWorkspace(options: OpenWorkspaceOptions): Promise<Workspace> {
   const { backlogs, fusion, versions, ...shared } = options;
   const explicit = explicitNames(backlogs);
-  const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  const cacheRoot = cacheRootFor(shared.cacheDir);
   withSharedPool(shared);
   // One after the other: opened together they slow each other's restore (10 backlogs of 697 files: 58 s
   // together against 14 s in turn, on 2 busy cores); and the background work of every one of them
@@ -87,7 +87,7 @@ export async function beginOpenWorkspace(
 ): Promise<{ ws: Workspace; opened: Promise<Workspace> }> {
   const { backlogs, fusion, versions, ...shared } = options;
   const explicit = explicitNames(backlogs);
-  const cacheRoot = shared.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  const cacheRoot = cacheRootFor(shared.cacheDir);
   withSharedPool(shared);
   // The first reads its files once the background work of all is held (as openWorkspace does).
   let start!: () => void;
@@ -139,7 +139,7 @@ export async function addBacklog(
   b: WorkspaceBacklog,
   options: Omit<OpenBacklogOptions, 'dir'>,
 ): Promise<WorkspaceProject | ProjectProblem> {
-  const cacheRoot = options.cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
+  const cacheRoot = cacheRootFor(options.cacheDir);
   const o = await openOne(b, options, cacheRoot);
   const wanted = b.name?.toLowerCase() ?? (o.service ? projectSlug(o.service.projectName) : undefined);
   if (o.error || !o.service) {
@@ -246,6 +246,11 @@ function named(
 function noneOpened(problems: ProjectProblem[]): BacklogError {
   const first = problems[0];
   return new BacklogError(first.code, first.message, first.hint, { dir: first.dir, problems });
+}
+
+/** The workspace's cache folder: the one passed, else `BACKLOG_CACHE_DIR` (empty: unset), else each backlog's own. */
+function cacheRootFor(cacheDir: string | false | undefined): string | false | undefined {
+  return cacheDir ?? (process.env.BACKLOG_CACHE_DIR || undefined);
 }
 
 /** A shared cache folder gets one subfolder per backlog, so that no two write the same index. */
