@@ -22,7 +22,12 @@ import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { cacheKeyPath, prefetchSignedFile, readSignedFile, stampPath } from '../src/service/cache-file.js';
-import { readIndexCache, serviceCacheVersion, writeIndexCache } from '../src/service/index-cache.js';
+import {
+  ensureCacheDir,
+  readIndexCache,
+  serviceCacheVersion,
+  writeIndexCache,
+} from '../src/service/index-cache.js';
 import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { tempBacklog } from './helpers.js';
@@ -467,5 +472,15 @@ describe('persisted index', () => {
     await service.flush();
     await service.close();
     expect(existsSync(dir)).toBe(false);
+  });
+  it('never makes the backlog folder again, even when the write began before the folder was deleted', async () => {
+    const gone = join(dir, 'deleted');
+    await expect(ensureCacheDir(join(gone, '.cache'), gone)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(existsSync(gone)).toBe(false);
+    // Outside the backlog (BACKLOG_CACHE_DIR, a workspace's shared folder) every level is made.
+    await ensureCacheDir(join(dir, 'shared', 'one'), gone);
+    expect(existsSync(join(dir, 'shared', 'one', '.gitignore'))).toBe(true);
+    await ensureCacheDir(join(dir, '.cache', 'deeper'), dir);
+    expect(existsSync(join(dir, '.cache', 'deeper', '.gitignore'))).toBe(true);
   });
 });

@@ -26,7 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { pack, pad, unpack } from '../search/packed.js';
 import { lazyProperty } from '../storage/lazy.js';
 import { writeFileAtomicStat } from '../storage/write-file.js';
@@ -83,26 +83,42 @@ export function cacheVersion(parts: unknown): string {
     .digest('hex');
 }
 
-/** Makes `dir` (a cache folder) with a `.gitignore` that keeps everything in it out of git. */
-export async function ensureCacheDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+/**
+ * Makes `dir` (a cache folder) with a `.gitignore` that keeps everything in it out of git. Inside `root`
+ * (the backlog's folder) only the levels below `root` are made: a backlog deleted while its service was
+ * open is not made again by a cache write that was already under way (it fails with ENOENT instead).
+ */
+export async function ensureCacheDir(dir: string, root?: string): Promise<void> {
+  const below = root === undefined ? '..' : relative(root, dir);
+  if (below === '' || below.startsWith('..') || isAbsolute(below)) await mkdir(dir, { recursive: true });
+  else {
+    let level = root!;
+    for (const part of below.split(sep)) {
+      level = join(level, part);
+      await mkdir(level).catch(unlessExists);
+    }
+  }
   await writeFile(
     join(dir, '.gitignore'),
     '# Derived data of backlog-search: safe to delete, never commit.\n*\n',
     {
       flag: 'wx',
     },
-  ).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
+  ).catch(unlessExists);
+}
+
+function unlessExists(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EEXIST') throw err;
 }
 
 export async function writeIndexCache(
   path: string,
   version: string,
   snapshot: CacheSnapshot,
+  /** The backlog's folder: levels of the cache folder above it are never made (ensureCacheDir). */
+  root?: string,
 ): Promise<number> {
-  await ensureCacheDir(dirname(path));
+  await ensureCacheDir(dirname(path), root);
   const { files, items, diagnostics, index } = snapshot;
   // Each body encoded on its own (a lone surrogate at the end of one and at the start of the next
   // would otherwise be encoded as one character of both), and decoded on its own when first read.

@@ -450,12 +450,17 @@ export class Indexer {
     const items = [...this.store.values()];
     for (const item of items) files[item.path] = { size: item.size, mtime_ms: item.mtime_ms };
     try {
-      const bytes = await writeIndexCache(this.cachePath, this.cacheVersion, {
-        files,
-        items,
-        diagnostics: this.fileDiagnostics.filter((d) => d.code !== 'cache_rebuilt'),
-        index: await this.index.serialize(),
-      });
+      const bytes = await writeIndexCache(
+        this.cachePath,
+        this.cacheVersion,
+        {
+          files,
+          items,
+          diagnostics: this.fileDiagnostics.filter((d) => d.code !== 'cache_rebuilt'),
+          index: await this.index.serialize(),
+        },
+        this.dir,
+      );
       this.cacheInfo = { ...this.cacheInfo, bytes };
     } catch (err) {
       // A read-only folder only costs the next start its speed; say so once and stop trying.
