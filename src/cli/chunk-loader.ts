@@ -76,12 +76,13 @@ function load(file: string): unknown {
   modules.set(file, module);
   const filename = join(binDir, file);
   // ASCII only (the build escapes the rest): a one-byte string, read as fast as it gets.
-  const source = readFileSync(filename, 'latin1');
+  const bytes = readFileSync(filename);
+  const source = bytes.toString('latin1');
   const wrapped = HEAD + source + TAIL;
   const dir = source.length >= MIN_CACHED ? codeCacheDir() : null;
   let script: Script;
   if (dir) {
-    const hash = createHash('sha1').update(source, 'latin1').digest();
+    const hash = sha1(bytes);
     const path = join(dir, `${file}.${v8Tag()}`);
     const cachedData = readCache(path, hash);
     script = new Script(wrapped, { filename, cachedData });
@@ -103,6 +104,10 @@ function load(file: string): unknown {
     resolve,
   );
   return module.exports;
+}
+
+function sha1(data: Buffer): Buffer {
+  return createHash('sha1').update(data).digest();
 }
 
 /** `import()` of anything else (Node's modules, node_modules), as from the chunks: they sit beside this file. */
@@ -151,9 +156,12 @@ function readCache(path: string, hash: Buffer): Buffer | undefined {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     const st = fstatSync(fd);
-    if (!st.isFile() || !ours(st) || st.size <= hash.length) return undefined;
-    const data = readFileSync(fd);
-    return data.subarray(0, hash.length).equals(hash) ? data.subarray(hash.length) : undefined;
+    if (!st.isFile() || !ours(st) || st.size <= 2 * hash.length) return undefined;
+    const file = readFileSync(fd);
+    // The source's hash, the data's, the data: V8 checks the data's length and flags, not every byte.
+    const data = file.subarray(2 * hash.length);
+    if (!file.subarray(0, hash.length).equals(hash)) return undefined;
+    return file.subarray(hash.length, 2 * hash.length).equals(sha1(data)) ? data : undefined;
   } catch {
     return undefined;
   } finally {
@@ -182,8 +190,10 @@ function writeCaches(): void {
       const tmp = `${path}.${process.pid}.tmp`;
       const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       try {
+        const data = script.createCachedData();
         writeSync(fd, hash);
-        writeSync(fd, script.createCachedData());
+        writeSync(fd, sha1(data));
+        writeSync(fd, data);
       } finally {
         closeSync(fd);
       }
