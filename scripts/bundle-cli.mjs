@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
+import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { build, transform } from 'esbuild';
 

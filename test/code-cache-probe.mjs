@@ -5,6 +5,7 @@
 import { appendFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { basename } from 'node:path';
+import process from 'node:process';
 import vm from 'node:vm';
 
 const Script = vm.Script;

@@ -37,7 +37,13 @@ beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'bs-codecache-'));
   await run(
     process.execPath,
-    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--outDir', join(base, 'dist')],
+    [
+      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.json',
+      '--outDir',
+      join(base, 'dist'),
+    ],
     { cwd: ROOT },
   );
   await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
@@ -45,7 +51,9 @@ beforeAll(async () => {
   await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
   bin = join(base, 'dist', 'bin', 'backlog-search.js');
   ({ dir, cleanup } = await tempBacklog());
-  await run(process.execPath, [bin, '--dir', dir, 'list', '-n', '1'], { env: { ...process.env, BACKLOG_CODE_CACHE: '0' } });
+  await run(process.execPath, [bin, '--dir', dir, 'list', '-n', '1'], {
+    env: { ...process.env, BACKLOG_CODE_CACHE: '0' },
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -60,7 +68,10 @@ interface Compiled {
 }
 
 /** A search through the bundle with `xdg` as the cache home: its answer and what each chunk's compile did. */
-async function search(xdg: string, env: NodeJS.ProcessEnv = {}): Promise<{ answer: unknown; compiled: Compiled[] }> {
+async function search(
+  xdg: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ answer: unknown; compiled: Compiled[] }> {
   const log = join(base, `cc-${Math.random().toString(36).slice(2)}.jsonl`);
   const { stdout } = await run(
     process.execPath,
@@ -126,7 +137,11 @@ describe('the code cache (issue #23)', () => {
     await writeFile(foreign, Buffer.concat([own.subarray(0, 20), theirs.subarray(20)]));
     const second = await search(xdg);
     expect(second.answer).toEqual(answer);
-    const chunkOf = (f: string) => f.split('/').pop()!.replace(/\.[0-9a-f]+$/, '');
+    const chunkOf = (f: string) =>
+      f
+        .split('/')
+        .pop()!
+        .replace(/\.[0-9a-f]+$/, '');
     const of = (f: string) => second.compiled.find((c) => c.chunk === chunkOf(f))!;
     expect(of(corrupt).given).toBe(false);
     expect(of(truncated).given).toBe(false);
@@ -151,7 +166,11 @@ describe('the code cache (issue #23)', () => {
     if (root) await chown(foreign, 4242, 4242);
     const second = await search(xdg);
     expect(second.answer).toEqual(answer);
-    const chunkOf = (f: string) => f.split('/').pop()!.replace(/\.[0-9a-f]+$/, '');
+    const chunkOf = (f: string) =>
+      f
+        .split('/')
+        .pop()!
+        .replace(/\.[0-9a-f]+$/, '');
     const of = (f: string) => second.compiled.find((c) => c.chunk === chunkOf(f))!;
     expect(of(writable).given).toBe(false);
     expect(of(link).given).toBe(false);
@@ -161,7 +180,12 @@ describe('the code cache (issue #23)', () => {
     expect(((await stat(writable)).mode & 0o077).toString(8)).toBe('0');
 
     // The bundle's folder writable by others: not read, not written.
-    const bundleDir = join(xdg, 'backlog-search', 'code', (await readdir(join(xdg, 'backlog-search', 'code')))[0]);
+    const bundleDir = join(
+      xdg,
+      'backlog-search',
+      'code',
+      (await readdir(join(xdg, 'backlog-search', 'code')))[0],
+    );
     await chmod(bundleDir, 0o777);
     const before = await cacheFiles(xdg);
     await rm([...before.keys()][0]);

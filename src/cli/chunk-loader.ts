@@ -13,7 +13,6 @@
  * the chunk's source (V8 itself checks only the source's length). Any error: no cache, silently.
  * BACKLOG_CODE_CACHE=0 turns it off. docs/security.md, "The code cache".
  */
-import { createHash } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -43,7 +42,8 @@ const nodeRequire = createRequire(here);
 const MIN_CACHED = 8 << 10;
 /** Bundles whose caches are kept (other versions installed beside this one); older ones are removed. */
 const KEEP_BUNDLES = 3;
-const HEAD = '(function (exports, require, module, __filename, __dirname, __bsLoad, __bsImport, __bsUrl, __bsResolve) {';
+const HEAD =
+  '(function (exports, require, module, __filename, __dirname, __bsLoad, __bsImport, __bsUrl, __bsResolve) {';
 const TAIL = '\n})';
 
 interface Loaded {
@@ -106,7 +106,9 @@ function load(file: string): unknown {
   return module.exports;
 }
 
+/** node:crypto when first needed: loading it costs --version (whose chunk is not cached) 10% more. */
 function sha1(data: Buffer): Buffer {
+  const { createHash } = nodeRequire('node:crypto') as typeof import('node:crypto');
   return createHash('sha1').update(data).digest();
 }
 
@@ -188,7 +190,11 @@ function writeCaches(): void {
     for (const { file, script, hash } of toWrite) {
       const path = join(dir, `${file}.${tag}`);
       const tmp = `${path}.${process.pid}.tmp`;
-      const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      const fd = openSync(
+        tmp,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      );
       try {
         const data = script.createCachedData();
         writeSync(fd, hash);
