@@ -26,6 +26,7 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -142,6 +143,12 @@ function codeCacheDir(): string | null {
   cacheDir = join(root, `${process.version}-${process.arch}-${__BS_BUNDLE_ID}`);
   try {
     if (!ours(lstatSync(root)) || !ours(lstatSync(cacheDir))) cacheDir = null;
+    // Node 22.1+: its own compile cache, in the same checked folder, for what it loads itself (the
+    // packages left out of the bundle, the embedding worker).
+    else
+      (nodeModule as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache?.(
+        join(cacheDir, 'node'),
+      );
   } catch {
     // Not made yet: made at exit by the first write.
   }
