@@ -13,6 +13,11 @@
  * Left out, loaded from node_modules as before: the embedding runtimes (native code, model files found
  * next to their package) and eld (its file is located through the module paths).
  *
+ * Then each chunk becomes a CommonJS file (dist/bin/*.cjs) that src/cli/chunk-loader.ts compiles with a V8
+ * code cache (Node 20 has none for ES modules): its dynamic imports call the loader (chunks) or the
+ * entry's import() (the rest), import.meta comes from the loader. The entry stays an ES module: main.js
+ * with the loader, and the bundle's hash (the cache's key). docs/performance.md, "A V8 code cache".
+ *
  *   node scripts/bundle-cli.mjs [--dist <dir>]   (default: dist/ of this checkout; run after tsc)
  */
 import { readFileSync } from 'node:fs';
