@@ -155,7 +155,7 @@ function codeCacheDir(): string | null {
   return cacheDir;
 }
 
-/** A folder or file of this user's that no one else can write to, not a link. */
+/** A folder or file of this user's that no one else can write to, not a link (never on Windows: no getuid). */
 function ours(st: { uid: number; mode: number; isSymbolicLink(): boolean }): boolean {
   return !st.isSymbolicLink() && st.uid === process.getuid?.() && (st.mode & 0o022) === 0;
 }
@@ -203,14 +203,19 @@ function writeCaches(): void {
         0o600,
       );
       try {
-        const data = script.createCachedData();
-        writeSync(fd, hash);
-        writeSync(fd, sha1(data));
-        writeSync(fd, data);
-      } finally {
-        closeSync(fd);
+        try {
+          const data = script.createCachedData();
+          writeSync(fd, hash);
+          writeSync(fd, sha1(data));
+          writeSync(fd, data);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(tmp, path);
+      } catch (err) {
+        rmSync(tmp, { force: true }); // a full disk: no half file left behind
+        throw err;
       }
-      renameSync(tmp, path);
     }
   } catch {
     // A read-only home, a full disk, a race with another process: the next start compiles as usual.
