@@ -194,31 +194,32 @@ function writeCaches(): void {
     if (!ours(lstatSync(root)) || !ours(lstatSync(dir))) return;
     if (made) prune(root, dir);
     const tag = v8Tag(); // the flags now, which the data records (a long lookup turned the compiler back on)
-    for (const { file, script, hash } of toWrite) {
-      const path = join(dir, `${file}.${tag}`);
-      const tmp = `${path}.${process.pid}.tmp`;
-      const fd = openSync(
-        tmp,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        0o600,
-      );
-      try {
-        try {
-          const data = script.createCachedData();
-          writeSync(fd, hash);
-          writeSync(fd, sha1(data));
-          writeSync(fd, data);
-        } finally {
-          closeSync(fd);
-        }
-        renameSync(tmp, path);
-      } catch (err) {
-        rmSync(tmp, { force: true }); // a full disk: no half file left behind
-        throw err;
-      }
-    }
+    for (const { file, script, hash } of toWrite) writeCache(join(dir, `${file}.${tag}`), script, hash);
   } catch {
-    // A read-only home, a full disk, a race with another process: the next start compiles as usual.
+    // A read-only home, a race with another process: the next start compiles as usual.
+  }
+}
+
+/** One chunk's cache: a temporary file of this user's, renamed over the old one. */
+function writeCache(path: string, script: Script, hash: Buffer): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      const data = script.createCachedData();
+      writeSync(fd, hash);
+      writeSync(fd, sha1(data));
+      writeSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch {
+    rmSync(tmp, { force: true }); // a full disk: no half file left behind
   }
 }
 
