@@ -10,7 +10,8 @@
  * file or folder not owned by this user, writable by others, or a symbolic link is ignored. A file is
  * `<chunk>.<v8 tag>` (the tag: V8's version and flag hash, which lookups change at run time), written at
  * exit (temp file + rename) for each chunk compiled without an accepted cache; it starts with the SHA-1 of
- * the chunk's source (V8 itself checks only the source's length). Any error: no cache, silently.
+ * the chunk's source and of the data (V8 itself checks only the source's length, and its version and
+ * flags). Any error: no cache, silently.
  * BACKLOG_CODE_CACHE=0 turns it off. docs/security.md, "The code cache".
  */
 import {
@@ -105,17 +106,22 @@ function load(file: string): unknown {
     }
   } else script = new Script(wrapped, { filename });
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn(
-    module.exports,
-    requireChunk,
-    module,
-    filename,
-    binDir,
-    loadChunk,
-    importFromBin,
-    pathToFileURL(filename).href,
-    resolve,
-  );
+  try {
+    fn(
+      module.exports,
+      requireChunk,
+      module,
+      filename,
+      binDir,
+      loadChunk,
+      importFromBin,
+      pathToFileURL(filename).href,
+      resolve,
+    );
+  } catch (err) {
+    modules.delete(file); // as Node's require: a chunk that failed is not half there for the next import
+    throw err;
+  }
   return module.exports;
 }
 
