@@ -13,13 +13,20 @@
  * Left out, loaded from node_modules as before: the embedding runtimes (native code, model files found
  * next to their package) and eld (its file is located through the module paths).
  *
+ * Then each chunk becomes a CommonJS file (dist/bin/*.cjs) that src/cli/chunk-loader.ts compiles with a V8
+ * code cache (Node 20 has none for ES modules): its dynamic imports call the loader (chunks) or the
+ * entry's import() (the rest), import.meta comes from the loader. The entry stays an ES module: main.js
+ * with the loader, and the bundle's hash (the cache's key). docs/performance.md, "A V8 code cache".
+ *
  *   node scripts/bundle-cli.mjs [--dist <dir>]   (default: dist/ of this checkout; run after tsc)
  */
 import { readFileSync } from 'node:fs';
-import { readdir, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join, relative, resolve } from 'node:path';
+import process from 'node:process';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { dist: { type: 'string' } } });
@@ -112,7 +119,7 @@ const relocate = {
 };
 
 await rm(outdir, { recursive: true, force: true });
-await build({
+const { outputFiles, metafile } = await build({
   entryPoints: { 'backlog-search': join(dist, 'cli', 'main.js') },
   outdir,
   bundle: true,
@@ -122,27 +129,88 @@ await build({
   target: 'node20',
   chunkNames: '[name]-[hash]',
   external: ['@huggingface/*', 'onnxruntime-*', '@energetic-ai/*', 'eld', 'eld/*', 'fsevents'],
-  // CommonJS packages inside an ES module bundle call require() for Node's built-ins.
-  banner: {
-    js: "import { createRequire as __bsRequire } from 'node:module';\nconst require = __bsRequire(import.meta.url);",
-  },
   plugins: [relocate],
   logLevel: 'warning',
   legalComments: 'none',
+  write: false,
+  metafile: true,
 });
 const missed = ['ajv-provider', 'zod/v3', 'zod-to-json-schema'].filter((name) => !stubbed.has(name));
 if (missed.length > 0)
   throw new Error(`the MCP SDK no longer loads ${missed.join(', ')} where this script stubs it: look again`);
 
-// esbuild escapes strings but leaves comments and regular expression literals as written: one em dash in
-// a comment makes V8 hold and scan a whole chunk as a two-byte string (decoding the 800 KB chunk took
-// 15 ms instead of 5). \uXXXX means the same character in a comment and in a regular expression; in a
-// template literal it would change String.raw, so a line with a backquote stops the build instead.
-for (const name of await readdir(outdir)) {
-  if (!name.endsWith('.js')) continue;
-  const file = join(outdir, name);
-  const code = readFileSync(file, 'utf8');
-  if (!/[\u0080-\uffff]/.test(code)) continue;
+/** The chunks as CommonJS (chunk-loader.ts compiles them with a code cache), the entry as an ES module. */
+await mkdir(outdir, { recursive: true });
+const ENTRY = join(outdir, 'backlog-search.js');
+const bundleId = createHash('sha256');
+const chunks = [];
+for (const out of outputFiles) {
+  const name = basename(out.path);
+  let code = ascii(name, out.text);
+  // Dynamic imports go through the loader (chunks) or the entry's import() (the rest, node_modules and
+  // Node's own, resolved from the same folder): each one esbuild recorded must be found.
+  const imports = metafile.outputs[relative(process.cwd(), out.path)].imports;
+  const dynamic = imports.filter((i) => i.kind === 'dynamic-import');
+  let found = 0;
+  code = code.replace(/\bimport\(("[^"\\]+")\)/g, (_, spec) => {
+    found++;
+    return `${JSON.parse(spec).startsWith('./') ? '__bsLoad' : '__bsImport'}(${spec})`;
+  });
+  if (found !== dynamic.length)
+    throw new Error(`${name}: ${found} dynamic imports rewritten, esbuild made ${dynamic.length}`);
+  if (out.path === ENTRY) {
+    chunks.push({ name, code: code.replace(/^#!.*\n/, '') });
+    continue;
+  }
+  const cjs = await transform(code, {
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    define: {
+      'import.meta.url': '__bsUrl',
+      'import.meta.resolve': '__bsResolve',
+      'import.meta.dirname': '__dirname',
+      'import.meta.filename': '__filename',
+    },
+    logLevel: 'silent',
+  });
+  if (cjs.warnings.length > 0) throw new Error(`${name}: ${cjs.warnings.map((w) => w.text).join('; ')}`);
+  // An ES module is strict code; so stays its CommonJS form.
+  chunks.push({ name: name.replace(/\.js$/, '.cjs'), code: `"use strict";\n${cjs.code}` });
+}
+for (const { name, code } of chunks) bundleId.update(name).update(code);
+for (const { name, code } of chunks) {
+  if (name === 'backlog-search.js') {
+    // The entry: main.js with the loader in front of it.
+    const entry = await build({
+      stdin: {
+        contents: `import { loadChunk as __bsLoad, importFromBin as __bsImport } from ${JSON.stringify(join(dist, 'cli', 'chunk-loader.js'))};\n${code}`,
+        resolveDir: outdir,
+        sourcefile: 'backlog-search.js',
+      },
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      define: { __BS_BUNDLE_ID: JSON.stringify(bundleId.digest('hex').slice(0, 16)) },
+      banner: { js: '#!/usr/bin/env node' },
+      logLevel: 'warning',
+      legalComments: 'none',
+      write: false,
+    });
+    await writeFile(ENTRY, ascii(name, entry.outputFiles[0].text), { mode: 0o755 });
+  } else await writeFile(join(outdir, name), code);
+}
+
+/**
+ * esbuild escapes strings but leaves comments and regular expression literals as written: one em dash in
+ * a comment makes V8 hold and scan a whole chunk as a two-byte string (decoding the 800 KB chunk took
+ * 15 ms instead of 5), and the loader reads chunks as latin1. \uXXXX means the same character in a comment
+ * and in a regular expression; in a template literal it would change String.raw, so a line with a
+ * backquote stops the build instead.
+ */
+function ascii(name, code) {
+  if (!/[\u0080-\uffff]/.test(code)) return code;
   const raw = code
     .split('\n')
     .findIndex(
@@ -150,9 +218,5 @@ for (const name of await readdir(outdir)) {
     );
   if (raw >= 0)
     throw new Error(`${name}:${raw + 1}: a non-ASCII character on a line with a template literal`);
-  const ascii = code.replace(
-    /[\u0080-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  await writeFile(file, ascii);
+  return code.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
