@@ -127,6 +127,20 @@ describe('start-up (issue #23)', () => {
     expect(res.ms).toBeLessThan(bound(5000, 25));
   });
 
+  it('get and diagnostics load no zod at all (they validate no search or list options)', async () => {
+    for (const args of [['get', 'TASK-0004'], ['diagnostics']]) {
+      const res = await traced(['--dir', dir, ...args]);
+      expect(res.stdout.length, args[0]).toBeGreaterThan(0);
+      expect(
+        res.modules.filter((m) => m.includes('/node_modules/zod/')),
+        args[0],
+      ).toEqual([]);
+    }
+    // A list loads the schemas (the check can fail).
+    const list = await traced(['--dir', dir, 'list', '--no-server']);
+    expect(list.modules.filter((m) => m.includes('/node_modules/zod/')).length).toBeGreaterThan(0);
+  });
+
   it("the MCP server loads classic zod (the lookups' check above can fail)", async () => {
     const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
     const child = spawn(process.execPath, ['--import', HOOK, cli, '--dir', dir, 'mcp'], {

@@ -129,6 +129,11 @@ async function begin(
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
     // One query and exit: preparing every body for snippets would cost more than the query.
     background: kind === 'server',
+    // A lookup only reads: writers' leftovers are hidden or not text files, never indexed, so the walk
+    // that removes them (every folder, ~10 ms here) is left to the servers and `index`.
+    removeLeftovers: kind === 'server' || kind === 'index',
+    // get and diagnostics validate no search or list options: zod is not loaded for them.
+    ...(['get', 'diagnostics'].includes(cmd.name()) ? { optionSchemas: false } : {}),
     ...(query !== undefined ? { expectQuery: query } : {}),
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });

@@ -20,18 +20,9 @@ import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
 import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
-import { resolveLimits, type Limits } from './limits.js';
-import {
-  MAX_QUERY_CHARS,
-  RELATIONS,
-  listOptionsSchema,
-  parseSearchOptions,
-  searchOptionsSchema,
-  toBacklogError,
-  type ListOptionsInput,
-  type SearchOptions,
-  type SearchOptionsInput,
-} from './options.js';
+import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
+import type { ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
+import { RELATIONS } from '../search/types.js';
 import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 import { sortItems } from './list-sort.js';
 import { summarize } from './summary.js';
@@ -43,6 +34,15 @@ import type {
   WriteResult,
 } from './write-inputs.js';
 import { loadTaskSchema } from '../storage/schema.js';
+
+/**
+ * The search and list options' schemas (options.ts, with zod): loaded with the open, or by the first search
+ * when the open was told it would need none (`optionSchemas: false`: the CLI's get and diagnostics; issue #23).
+ */
+let schemas: typeof import('./options.js') | undefined;
+async function loadSchemas(): Promise<typeof import('./options.js')> {
+  return (schemas ??= await import('./options.js'));
+}
 
 /** The writes, loaded by the first one (issue #23: with zod and the YAML writer, no reader needs them). */
 async function writes(): Promise<typeof import('./writes.js')> {
@@ -84,10 +84,13 @@ export interface BacklogServiceOptions {
    * (a one-shot process) also restores the persisted index when it is first read (Indexer's deferIndex).
    */
   background?: boolean;
+  /**
+   * Load the search and list options' schemas with the open (default true). False: a process that only
+   * gets items or diagnostics never loads them (zod); `searchUnified` loads them when first called, and
+   * `list` needs a search or an open that loaded them first.
+   */
+  optionSchemas?: boolean;
 }
-
-const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
-const LIST_KEYS = Object.keys(listOptionsSchema.shape);
 
 export class BacklogService {
   readonly dir: string;
@@ -100,9 +103,11 @@ export class BacklogService {
   );
   private readonly semantic: SemanticSearch;
   private readonly indexer: Indexer;
+  private readonly schemasLoaded: Promise<unknown> | undefined;
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
+    this.schemasLoaded = options.optionSchemas === false ? undefined : loadSchemas();
     this.limits = resolveLimits(options.limits);
     const cacheDir = options.cacheDir ?? defaultCacheDir(this.dir);
     this.semantic = new SemanticSearch({
@@ -136,8 +141,8 @@ export class BacklogService {
    * Brings the index in step with the files: from the persisted index when there is a valid one
    * (reading only the files that changed since), else by reading every file.
    */
-  reload(onProgress?: LoadProgress, options: { rebuild?: boolean } = {}): Promise<void> {
-    return this.indexer.reload(onProgress, options);
+  async reload(onProgress?: LoadProgress, options: { rebuild?: boolean } = {}): Promise<void> {
+    await Promise.all([this.indexer.reload(onProgress, options), this.schemasLoaded]);
   }
 
   /**
@@ -239,9 +244,10 @@ export class BacklogService {
       knownElsewhere?: (term: string) => boolean;
     } = {},
   ): Promise<SearchResponse> {
+    const { parseSearchOptions, searchOptionsSchema } = schemas ?? (await loadSchemas());
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
-    const opts = parseSearchOptions({ ...options, query }, SEARCH_KEYS);
+    const opts = parseSearchOptions({ ...options, query }, Object.keys(searchOptionsSchema.shape));
     const text = this.checkSearch(opts);
     const { mode, warnings, ...found } = await this.index.query({
       text,
@@ -323,8 +329,15 @@ export class BacklogService {
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
   list(input: ListOptionsInput = {}): ListResponse {
+    if (!schemas)
+      throw new BacklogError(
+        'INTERNAL',
+        'list() on a service whose open did not load the option schemas',
+        'Open the backlog with openBacklog (or await reload()) before listing.',
+      );
+    const { listOptionsSchema, toBacklogError } = schemas;
     const parsed = listOptionsSchema.safeParse(input);
-    if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
+    if (!parsed.success) throw toBacklogError(parsed.error, Object.keys(listOptionsSchema.shape));
     const opts = parsed.data;
     this.checkFilterValues(opts);
     // Without a `state`, list shows what the backlog's own tool lists: live tasks and the documents.

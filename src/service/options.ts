@@ -125,7 +125,7 @@ export const listOptionsSchema = z.strictObject({
 export type ListOptionsInput = z.input<typeof listOptionsSchema>;
 export type ListOptions = z.output<typeof listOptionsSchema>;
 
-export const MAX_QUERY_CHARS = 2000;
+export { MAX_QUERY_CHARS } from './limits.js';
 
 /** Names agents often guess for an option, and the option they mean (accepted as aliases by the MCP tools). */
 export const OPTION_ALIASES: Readonly<Record<string, string>> = {
