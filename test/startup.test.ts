@@ -127,18 +127,43 @@ describe('start-up (issue #23)', () => {
     expect(res.ms).toBeLessThan(bound(5000, 25));
   });
 
-  it('get and diagnostics load no zod at all (they validate no search or list options)', async () => {
-    for (const args of [['get', 'TASK-0004'], ['diagnostics']]) {
+  it('get, diagnostics, and a search or list with plain options load no zod at all', async () => {
+    for (const args of [
+      ['get', 'TASK-0004'],
+      ['diagnostics'],
+      ['list', '--no-server', '--type', 'task', '-n', '5'],
+      ['--embeddings', 'none', 'search', 'login', '--no-server', '--status', 'open,done', '--related', '2'],
+    ]) {
       const res = await traced(['--dir', dir, ...args]);
-      expect(res.stdout.length, args[0]).toBeGreaterThan(0);
+      expect(res.stdout.length, args.join(' ')).toBeGreaterThan(0);
       expect(
         res.modules.filter((m) => m.includes('/node_modules/zod/')),
-        args[0],
+        args.join(' '),
       ).toEqual([]);
     }
-    // A list loads the schemas (the check can fail).
-    const list = await traced(['--dir', dir, 'list', '--no-server']);
-    expect(list.modules.filter((m) => m.includes('/node_modules/zod/')).length).toBeGreaterThan(0);
+    // Options the schema must judge load it, and get its error (the check can fail).
+    const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
+    const args = [
+      '--dir',
+      dir,
+      '--embeddings',
+      'none',
+      'search',
+      'login',
+      '--no-server',
+      '-n',
+      'abc',
+      '--json',
+    ];
+    const failed = await run(process.execPath, ['--import', HOOK, cli, ...args], {
+      env: { ...process.env, MODULE_LOG: log },
+    }).catch((err: { code: number; stdout: string }) => err);
+    expect('code' in failed && failed.code).toBe(2);
+    expect(JSON.parse(failed.stdout).error.message).toBe(
+      'limit: Invalid input: expected number, received NaN',
+    );
+    const modules = (await readFile(log, 'utf8')).split('\n');
+    expect(modules.filter((m) => m.includes('/node_modules/zod/')).length).toBeGreaterThan(0);
   });
 
   it("the MCP server loads classic zod (the lookups' check above can fail)", async () => {

@@ -21,7 +21,8 @@ import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from '
 import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
-import type { ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
+import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
+import { LIST_KEYS, SEARCH_KEYS, plainListOptions, plainSearchOptions } from './plain-options.js';
 import { RELATIONS } from '../search/types.js';
 import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 import { sortItems } from './list-sort.js';
@@ -36,8 +37,9 @@ import type {
 import { loadTaskSchema } from '../storage/schema.js';
 
 /**
- * The search and list options' schemas (options.ts, with zod): loaded with the open, or by the first search
- * when the open was told it would need none (`optionSchemas: false`: the CLI's get and diagnostics; issue #23).
+ * The search and list options' schemas (options.ts, with zod): loaded with the open, or, when the open was
+ * told it would need none (`optionSchemas: false`: the CLI's one-shots; issue #23), by the first search
+ * whose options are not plain (plain-options.ts reads the rest without zod).
  */
 let schemas: typeof import('./options.js') | undefined;
 async function loadSchemas(): Promise<typeof import('./options.js')> {
@@ -85,9 +87,9 @@ export interface BacklogServiceOptions {
    */
   background?: boolean;
   /**
-   * Load the search and list options' schemas with the open (default true). False: a process that only
-   * gets items or diagnostics never loads them (zod); `searchUnified` loads them when first called, and
-   * `list` needs a search or an open that loaded them first.
+   * Load the search and list options' schemas (zod) with the open (default true). False: a one-shot
+   * process whose options are plain (plain-options.ts) never loads them; `searchUnified` loads them for
+   * options that are not, and `list` needs them loaded for those (INTERNAL otherwise).
    */
   optionSchemas?: boolean;
 }
@@ -244,10 +246,13 @@ export class BacklogService {
       knownElsewhere?: (term: string) => boolean;
     } = {},
   ): Promise<SearchResponse> {
-    const { parseSearchOptions, searchOptionsSchema } = schemas ?? (await loadSchemas());
+    const input = { ...options, query };
+    // Plain input is read without zod; the schemas read the rest (and word its errors).
+    const plain = plainSearchOptions(input);
+    const parse = plain ? undefined : (schemas ?? (await loadSchemas())).parseSearchOptions;
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
-    const opts = parseSearchOptions({ ...options, query }, Object.keys(searchOptionsSchema.shape));
+    const opts = plain ?? parse!(input, SEARCH_KEYS);
     const text = this.checkSearch(opts);
     const { mode, warnings, ...found } = await this.index.query({
       text,
@@ -329,16 +334,7 @@ export class BacklogService {
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
   list(input: ListOptionsInput = {}): ListResponse {
-    if (!schemas)
-      throw new BacklogError(
-        'INTERNAL',
-        'list() on a service whose open did not load the option schemas',
-        'Open the backlog with openBacklog (or await reload()) before listing.',
-      );
-    const { listOptionsSchema, toBacklogError } = schemas;
-    const parsed = listOptionsSchema.safeParse(input);
-    if (!parsed.success) throw toBacklogError(parsed.error, Object.keys(listOptionsSchema.shape));
-    const opts = parsed.data;
+    const opts = plainListOptions(input) ?? this.parseList(input);
     this.checkFilterValues(opts);
     // Without a `state`, list shows what the backlog's own tool lists: live tasks and the documents.
     const filters = filtersOf(opts);
@@ -375,6 +371,19 @@ export class BacklogService {
       if (others.total > 0) response.not_shown = hidden;
     }
     return response;
+  }
+
+  /** The list options that are not plain (plain-options.ts), read by the schema. */
+  private parseList(input: ListOptionsInput): ListOptions {
+    if (!schemas)
+      throw new BacklogError(
+        'INTERNAL',
+        'list() with options the schema must read, on a service opened without it (optionSchemas: false)',
+        'Open the backlog with the option schemas (the default), or pass plain options.',
+      );
+    const parsed = schemas.listOptionsSchema.safeParse(input);
+    if (!parsed.success) throw schemas.toBacklogError(parsed.error, LIST_KEYS);
+    return parsed.data;
   }
 
   /**

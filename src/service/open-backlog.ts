@@ -79,8 +79,8 @@ export interface OpenBacklogOptions {
    */
   background?: boolean;
   /**
-   * Load the search and list options' schemas with the open (default true); false for a process that
-   * only gets items or reads diagnostics (BacklogServiceOptions.optionSchemas).
+   * Load the search and list options' schemas with the open (default true); false for a one-shot whose
+   * options are plain (BacklogServiceOptions.optionSchemas).
    */
   optionSchemas?: boolean;
   /** Read every file and rebuild the index even when the persisted one is valid. */

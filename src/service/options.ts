@@ -4,17 +4,21 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { BacklogError } from '../errors.js';
-import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
+import { ITEM_TYPES } from '../storage/types.js';
 import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 import { swapDistance } from '../search/suggest.js';
+import {
+  MAX_FILTER_VALUES,
+  MAX_FILTER_VALUE_CHARS,
+  STATE_FILTER_VALUES,
+  plainSearchOptions,
+} from './plain-options.js';
 
 // Issue messages in English, as zod's classic API words them (zod/mini has no locale of its own).
 if (!z.core.globalConfig.localeError) z.config(en());
 
-/** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
-export const MAX_FILTER_VALUE_CHARS = 1000;
-export const MAX_FILTER_VALUES = 100;
+export { MAX_FILTER_VALUES, MAX_FILTER_VALUE_CHARS, STATE_FILTER_VALUES };
 
 /** `schema` with a description, as tools/list advertises it (classic zod's `.describe()`). */
 export function described<T extends z.ZodMiniType>(schema: T, description: string): T {
@@ -37,8 +41,6 @@ export const oneOrMany = <T extends z.core.$ZodType<string>>(item: T) => {
 };
 
 const typeValue = z.enum(ITEM_TYPES);
-/** The `state` filter's values: the task states, and `all` for no state filter. */
-export const STATE_FILTER_VALUES = [...TASK_STATES, 'all'] as const;
 const filterValue = z.string().check(z.maxLength(MAX_FILTER_VALUE_CHARS));
 /** A filter: one value or a list of them, optional, with its description. */
 const filter = <T extends z.ZodMiniType>(values: T, description: string) =>
@@ -197,6 +199,8 @@ export function toBacklogError(error: z.core.$ZodError, known: string[]): Backlo
  * docs/performance.md).
  */
 export function parseSearchOptions(input: Record<string, unknown>, known: string[]): SearchOptions {
+  const plain = plainSearchOptions(input);
+  if (plain) return plain;
   const parsed = searchOptionsSchema.safeParse(input, { jitless: true });
   if (!parsed.success) throw toBacklogError(parsed.error, known);
   return parsed.data;
