@@ -248,7 +248,7 @@ export class BacklogService {
   ): Promise<SearchResponse> {
     const input = { ...options, query };
     // Plain input is read without zod; the schemas read the rest (and word its errors).
-    const plain = plainSearchOptions(input);
+    const plain = plainSearchOptions(input) as SearchOptions | undefined;
     const parse = plain ? undefined : (schemas ?? (await loadSchemas())).parseSearchOptions;
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
@@ -334,7 +334,7 @@ export class BacklogService {
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
   list(input: ListOptionsInput = {}): ListResponse {
-    const opts = plainListOptions(input) ?? this.parseList(input);
+    const opts = (plainListOptions(input) as ListOptions | undefined) ?? this.parseList(input);
     this.checkFilterValues(opts);
     // Without a `state`, list shows what the backlog's own tool lists: live tasks and the documents.
     const filters = filtersOf(opts);

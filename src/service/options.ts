@@ -200,7 +200,7 @@ export function toBacklogError(error: z.core.$ZodError, known: string[]): Backlo
  */
 export function parseSearchOptions(input: Record<string, unknown>, known: string[]): SearchOptions {
   const plain = plainSearchOptions(input);
-  if (plain) return plain;
+  if (plain) return plain as SearchOptions;
   const parsed = searchOptionsSchema.safeParse(input, { jitless: true });
   if (!parsed.success) throw toBacklogError(parsed.error, known);
   return parsed.data;

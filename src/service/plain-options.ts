@@ -9,7 +9,6 @@
 import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
 import { RELATIONS, SEARCH_MODES } from '../search/types.js';
 import { LIST_SORTS } from './list-sort.js';
-import type { ListOptions, SearchOptions } from './options.js';
 
 /** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
 export const MAX_FILTER_VALUE_CHARS = 1000;
@@ -139,12 +138,15 @@ function plain(input: unknown, fields: Record<string, Field>): Record<string, un
   return out;
 }
 
-/** The search options as searchOptionsSchema reads them, or undefined for input the schema must read. */
-export function plainSearchOptions(input: unknown): SearchOptions | undefined {
-  return plain(input, SEARCH_FIELDS) as SearchOptions | undefined;
+/**
+ * The search options as searchOptionsSchema reads them (its SearchOptions; options.ts imports this module,
+ * so the type is the caller's to give), or undefined for input the schema must read.
+ */
+export function plainSearchOptions(input: unknown): Record<string, unknown> | undefined {
+  return plain(input, SEARCH_FIELDS);
 }
 
-/** The list options as listOptionsSchema reads them, or undefined for input the schema must read. */
-export function plainListOptions(input: unknown): ListOptions | undefined {
-  return plain(input, LIST_FIELDS) as ListOptions | undefined;
+/** The list options as listOptionsSchema reads them (its ListOptions), or undefined for input the schema must read. */
+export function plainListOptions(input: unknown): Record<string, unknown> | undefined {
+  return plain(input, LIST_FIELDS);
 }
