@@ -81,8 +81,9 @@ async function open(
   kind: OpenKind = 'oneshot',
   watch = false,
   query?: string,
+  schemas = true,
 ): Promise<BacklogService> {
-  const service = await (await begin(cmd, kind, watch, query)).opened;
+  const service = await (await begin(cmd, kind, watch, query, schemas)).opened;
   if (kind !== 'server') oneShots.push(service);
   return service;
 }
@@ -94,6 +95,8 @@ async function begin(
   watch: boolean,
   /** A one-shot search's query: the model, when it will be needed, loads during the open. */
   query?: string,
+  /** The search and list options' schemas (zod) are loaded: a lookup whose options are plain needs none. */
+  schemas = true,
 ): Promise<{ service: BacklogService; read: Promise<BacklogService>; opened: Promise<BacklogService> }> {
   const { dir, embeddings, memoryBudget, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   if (mayBeWorkspace(dir, workspace) && (await (await cliWorkspace()).workspaceSpec(dir, workspace)))
@@ -129,6 +132,10 @@ async function begin(
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
     // One query and exit: preparing every body for snippets would cost more than the query.
     background: kind === 'server',
+    // A lookup only reads: writers' leftovers are hidden or not text files, never indexed, so the walk
+    // that removes them (every folder, ~10 ms here) is left to the servers and `index`.
+    removeLeftovers: kind === 'server' || kind === 'index',
+    ...(schemas ? {} : { optionSchemas: false }),
     ...(query !== undefined ? { expectQuery: query } : {}),
     ...(memoryBudget !== undefined ? { memoryBudgetMb: memoryBudget } : {}),
   });
@@ -137,14 +144,14 @@ async function begin(
 }
 
 /** search, list and get: the one backlog as before, or a workspace when several are given (docs/workspace.md). */
-async function openMany(cmd: Command, query?: string): Promise<BacklogService | Workspace> {
+async function openMany(cmd: Command, query?: string, schemas = true): Promise<BacklogService | Workspace> {
   const { dir, embeddings, workspace } = cmd.optsWithGlobals<GlobalOptions>();
   const ws = mayBeWorkspace(dir, workspace)
     ? await (
         await cliWorkspace()
       ).openCliWorkspace(dir, workspace, cmd.name() === 'search' ? embeddings : 'none')
     : undefined;
-  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup', false, query);
+  if (!ws) return open(cmd, cmd.name() === 'search' ? 'oneshot' : 'lookup', false, query, schemas);
   oneShots.push(...ws.projects.map((p) => p.service));
   return ws;
 }
@@ -245,7 +252,8 @@ async function searchHere(
   request: SearchRequest,
   o: { project?: string },
 ): Promise<Awaited<ReturnType<BacklogService['searchUnified']>>> {
-  const service = await openMany(cmd, query);
+  // A search whose options are not plain loads the schemas itself (searchUnified).
+  const service = await openMany(cmd, query, false);
   // The vectors `index` built are on disk: load them (well under a second) so the search runs hybrid.
   for (const s of 'projects' in service ? service.projects.map((p) => p.service) : [service])
     await s.semanticReady();
@@ -258,7 +266,9 @@ async function listHere(
   request: Record<string, unknown>,
   o: { project?: string },
 ): Promise<ReturnType<BacklogService['list']>> {
-  const service = await openMany(cmd);
+  // The schemas (zod) only for options that are not plain (plain-options.ts): list() reads them synchronously.
+  const { plainListOptions } = await import('../service/plain-options.js');
+  const service = await openMany(cmd, undefined, plainListOptions(request) === undefined);
   return service.list({ ...request, ...(await projectOption(service, o)) }) as ReturnType<
     BacklogService['list']
   >;
@@ -378,7 +388,7 @@ export function buildProgram(): Command {
     .option('--project <names>', 'with several backlogs: where a bare id is looked up')
     .option('--json', 'print JSON')
     .action(async (ids: string[], o, cmd: Command) => {
-      const service = await openMany(cmd);
+      const service = await openMany(cmd, undefined, false); // no search or list options: no zod
       const entries =
         'projects' in service ? service.get(ids, await projectOption(service, o)) : service.get(ids);
       const { formatGet } = await formats();
@@ -443,7 +453,7 @@ export function buildProgram(): Command {
     )
     .option('--json', 'print JSON (findings filtered by --level)')
     .action(async (o, cmd: Command) => {
-      const service = await open(cmd);
+      const service = await open(cmd, 'oneshot', false, undefined, false); // no options to read: no zod
       // The embeddings' state as a search would find it (read from .cache/, no model loaded).
       await service.semanticReady();
       const d = service.diagnostics();

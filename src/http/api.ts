@@ -22,7 +22,7 @@ import { parseQualified, qualify } from '../workspace/ids.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { normalizeArgs } from '../service/options.js';
 import type { BacklogChange, BacklogService, ItemSummary } from '../service/backlog-service.js';
 import { listOptionsSchema, searchOptionsSchema } from '../service/options.js';
@@ -37,8 +37,8 @@ const TRUE = new Set(['true', '1', 'yes', 'on', '']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
 /** The zod type under `.default()` / `.optional()` wrappers: `boolean`, `number`, `string`, `pipe`, ... */
-function baseType(field: z.ZodType): string {
-  let def = (field as unknown as { _zod: { def: { type: string; innerType?: z.ZodType } } })._zod.def;
+function baseType(field: z.core.$ZodType): string {
+  let def = (field as unknown as { _zod: { def: { type: string; innerType?: z.core.$ZodType } } })._zod.def;
   while (def.innerType) def = (def.innerType as unknown as { _zod: { def: typeof def } })._zod.def;
   return def.type;
 }
@@ -49,7 +49,10 @@ function baseType(field: z.ZodType): string {
  * from `true/false/1/0` (numbers are coerced by the schema itself). Anything else is left for the
  * strict schema to reject with a hint.
  */
-export function queryToArgs(query: Record<string, string[]>, schema: z.ZodObject): Record<string, unknown> {
+export function queryToArgs(
+  query: Record<string, string[]>,
+  schema: z.ZodMiniObject,
+): Record<string, unknown> {
   // Own properties only: a parameter named `__proto__` or `constructor` is just an unknown option.
   const raw = Object.fromEntries(
     Object.entries(query).map(([key, values]) => [key, values.length === 1 ? values[0] : values]),
@@ -58,7 +61,7 @@ export function queryToArgs(query: Record<string, string[]>, schema: z.ZodObject
   const args = normalizeArgs(raw, known);
   for (const [key, value] of Object.entries(args)) {
     if (!Object.hasOwn(schema.shape, key) || typeof value !== 'string') continue;
-    if (baseType(schema.shape[key] as z.ZodType) === 'boolean') {
+    if (baseType(schema.shape[key]) === 'boolean') {
       const v = value.trim().toLowerCase();
       if (TRUE.has(v)) args[key] = true;
       else if (FALSE.has(v)) args[key] = false;

@@ -14,6 +14,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { ZodMiniObject } from 'zod/mini';
 import { BacklogError, isBacklogError } from '../errors.js';
 import { normalizeArgs, toBacklogError } from '../service/options.js';
 
@@ -26,7 +27,8 @@ export interface ToolOutput {
 export interface ToolSpec {
   title: string;
   description: string;
-  strict: z.ZodObject;
+  /** The search and list options are zod/mini objects (service/options.ts), the others classic ones. */
+  strict: z.ZodObject | ZodMiniObject;
   annotations: ToolAnnotations;
   /** Names agents guess for this tool's options, beyond OPTION_ALIASES. */
   aliases?: Record<string, string>;
@@ -133,7 +135,7 @@ export function leanJsonSchema(node: unknown): unknown {
 }
 
 /** The strict schema as JSON Schema, as tools/list advertises it (built once per schema). */
-const advertised = new Map<z.ZodObject, Record<string, unknown>>();
+const advertised = new Map<ToolSpec['strict'], Record<string, unknown>>();
 function advertisedJson(spec: ToolSpec): Record<string, unknown> {
   let json = advertised.get(spec.strict);
   if (!json) {

@@ -20,18 +20,10 @@ import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
 import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
-import { resolveLimits, type Limits } from './limits.js';
-import {
-  MAX_QUERY_CHARS,
-  RELATIONS,
-  listOptionsSchema,
-  parseSearchOptions,
-  searchOptionsSchema,
-  toBacklogError,
-  type ListOptionsInput,
-  type SearchOptions,
-  type SearchOptionsInput,
-} from './options.js';
+import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
+import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
+import { LIST_KEYS, SEARCH_KEYS, plainListOptions, plainSearchOptions } from './plain-options.js';
+import { RELATIONS } from '../search/types.js';
 import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 import { sortItems } from './list-sort.js';
 import { summarize } from './summary.js';
@@ -43,6 +35,16 @@ import type {
   WriteResult,
 } from './write-inputs.js';
 import { loadTaskSchema } from '../storage/schema.js';
+
+/**
+ * The search and list options' schemas (options.ts, with zod): loaded with the open, or, when the open was
+ * told it would need none (`optionSchemas: false`: the CLI's one-shots; issue #23), by the first search
+ * whose options are not plain (plain-options.ts reads the rest without zod).
+ */
+let schemas: typeof import('./options.js') | undefined;
+async function loadSchemas(): Promise<typeof import('./options.js')> {
+  return (schemas ??= await import('./options.js'));
+}
 
 /** The writes, loaded by the first one (issue #23: with zod and the YAML writer, no reader needs them). */
 async function writes(): Promise<typeof import('./writes.js')> {
@@ -84,10 +86,13 @@ export interface BacklogServiceOptions {
    * (a one-shot process) also restores the persisted index when it is first read (Indexer's deferIndex).
    */
   background?: boolean;
+  /**
+   * Load the search and list options' schemas (zod) with the open (default true). False: a one-shot
+   * process whose options are plain (plain-options.ts) never loads them; `searchUnified` loads them for
+   * options that are not, and `list` needs them loaded for those (INTERNAL otherwise).
+   */
+  optionSchemas?: boolean;
 }
-
-const SEARCH_KEYS = Object.keys(searchOptionsSchema.shape);
-const LIST_KEYS = Object.keys(listOptionsSchema.shape);
 
 export class BacklogService {
   readonly dir: string;
@@ -100,9 +105,11 @@ export class BacklogService {
   );
   private readonly semantic: SemanticSearch;
   private readonly indexer: Indexer;
+  private readonly schemasLoaded: Promise<unknown> | undefined;
 
   constructor(options: BacklogServiceOptions) {
     this.dir = options.dir;
+    this.schemasLoaded = options.optionSchemas === false ? undefined : loadSchemas();
     this.limits = resolveLimits(options.limits);
     const cacheDir = options.cacheDir ?? defaultCacheDir(this.dir);
     this.semantic = new SemanticSearch({
@@ -136,8 +143,8 @@ export class BacklogService {
    * Brings the index in step with the files: from the persisted index when there is a valid one
    * (reading only the files that changed since), else by reading every file.
    */
-  reload(onProgress?: LoadProgress, options: { rebuild?: boolean } = {}): Promise<void> {
-    return this.indexer.reload(onProgress, options);
+  async reload(onProgress?: LoadProgress, options: { rebuild?: boolean } = {}): Promise<void> {
+    await Promise.all([this.indexer.reload(onProgress, options), this.schemasLoaded]);
   }
 
   /**
@@ -239,9 +246,13 @@ export class BacklogService {
       knownElsewhere?: (term: string) => boolean;
     } = {},
   ): Promise<SearchResponse> {
+    const input = { ...options, query };
+    // Plain input is read without zod; the schemas read the rest (and word its errors).
+    const plain = plainSearchOptions(input) as SearchOptions | undefined;
+    const parse = plain ? undefined : (schemas ?? (await loadSchemas())).parseSearchOptions;
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
     const started = performance.now();
-    const opts = parseSearchOptions({ ...options, query }, SEARCH_KEYS);
+    const opts = plain ?? parse!(input, SEARCH_KEYS);
     const text = this.checkSearch(opts);
     const { mode, warnings, ...found } = await this.index.query({
       text,
@@ -323,9 +334,7 @@ export class BacklogService {
 
   /** Items matching filters, without a query; most recently updated first, or in another order (LIST_SORTS). */
   list(input: ListOptionsInput = {}): ListResponse {
-    const parsed = listOptionsSchema.safeParse(input);
-    if (!parsed.success) throw toBacklogError(parsed.error, LIST_KEYS);
-    const opts = parsed.data;
+    const opts = (plainListOptions(input) as ListOptions | undefined) ?? this.parseList(input);
     this.checkFilterValues(opts);
     // Without a `state`, list shows what the backlog's own tool lists: live tasks and the documents.
     const filters = filtersOf(opts);
@@ -362,6 +371,19 @@ export class BacklogService {
       if (others.total > 0) response.not_shown = hidden;
     }
     return response;
+  }
+
+  /** The list options that are not plain (plain-options.ts), read by the schema. */
+  private parseList(input: ListOptionsInput): ListOptions {
+    if (!schemas)
+      throw new BacklogError(
+        'INTERNAL',
+        'list() with options the schema must read, on a service opened without it (optionSchemas: false)',
+        'Open the backlog with the option schemas (the default), or pass plain options.',
+      );
+    const parsed = schemas.listOptionsSchema.safeParse(input);
+    if (!parsed.success) throw schemas.toBacklogError(parsed.error, LIST_KEYS);
+    return parsed.data;
   }
 
   /**

@@ -3,6 +3,9 @@
  * unbounded memory or time (docs/security.md has each one's measured effect). Each is a setting
  * (`openBacklog({ limits })`); going over one is INPUT_TOO_LARGE, or for a file a diagnostic.
  */
+/** Characters of one query (not a setting: no real query comes near it). */
+export const MAX_QUERY_CHARS = 2000;
+
 export interface Limits {
   /**
    * Words of one file that are indexed and embedded (default 50,000, about 300 KB of prose). The rest

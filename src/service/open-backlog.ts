@@ -78,6 +78,11 @@ export interface OpenBacklogOptions {
    * restoring the persisted index until something reads it (a `get` never does).
    */
   background?: boolean;
+  /**
+   * Load the search and list options' schemas with the open (default true); false for a one-shot whose
+   * options are plain (BacklogServiceOptions.optionSchemas).
+   */
+  optionSchemas?: boolean;
   /** Read every file and rebuild the index even when the persisted one is valid. */
   rebuild?: boolean;
   onProgress?: (phase: 'read' | 'index', done: number, total: number) => void;
@@ -152,6 +157,7 @@ export async function beginOpenBacklog(
     cacheDir: options.cacheDir ?? cacheDirFor(dir),
     hybrid: options.hybrid,
     background: options.background,
+    ...(options.optionSchemas === false ? { optionSchemas: false } : {}),
     embeddings: {
       provider,
       embedMissing: options.embedMissing ?? 'background',

@@ -1,114 +1,133 @@
-import { z } from 'zod';
+// zod/mini, not zod: every lookup (search, list, a CLI one-shot) loads this module, and zod's classic API
+// costs a start ~10x the import time for the same schemas (docs/performance.md, "zod/mini"). The schemas
+// are the same zod 4 core schemas: parsed, and converted to JSON Schema for the MCP tools, as before.
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { BacklogError } from '../errors.js';
-import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
+import { ITEM_TYPES } from '../storage/types.js';
 import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
 import { swapDistance } from '../search/suggest.js';
+import {
+  MAX_FILTER_VALUES,
+  MAX_FILTER_VALUE_CHARS,
+  STATE_FILTER_VALUES,
+  plainSearchOptions,
+} from './plain-options.js';
 
-/** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
-export const MAX_FILTER_VALUE_CHARS = 1000;
-export const MAX_FILTER_VALUES = 100;
+// Issue messages in English, as zod's classic API words them (zod/mini has no locale of its own).
+if (!z.core.globalConfig.localeError) z.config(en());
+
+export { MAX_FILTER_VALUES, MAX_FILTER_VALUE_CHARS, STATE_FILTER_VALUES };
+
+/** `schema` with a description, as tools/list advertises it (classic zod's `.describe()`). */
+export function described<T extends z.ZodMiniType>(schema: T, description: string): T {
+  z.globalRegistry.add(schema, { description });
+  return schema;
+}
 
 /** One value or a list; a string with commas is a list too (`"auth,ui"`), as agents often send it. */
-export const oneOrMany = <T extends z.ZodType<string>>(item: T) =>
-  z
-    .union([item, z.array(item).max(MAX_FILTER_VALUES)])
-    .transform(
-      (v) =>
+export const oneOrMany = <T extends z.core.$ZodType<string>>(item: T) => {
+  const either = z.union([item, z.array(item).check(z.maxLength(MAX_FILTER_VALUES))]);
+  return z.pipe(
+    either,
+    z.transform(
+      (v: z.output<typeof either>) =>
         (Array.isArray(v) ? v : String(v).split(','))
           .map((s) => String(s).trim())
-          .filter(Boolean) as z.infer<T>[],
-    );
+          .filter(Boolean) as z.output<T>[],
+    ),
+  );
+};
 
 const typeValue = z.enum(ITEM_TYPES);
-/** The `state` filter's values: the task states, and `all` for no state filter. */
-export const STATE_FILTER_VALUES = [...TASK_STATES, 'all'] as const;
-const filterValue = z.string().max(MAX_FILTER_VALUE_CHARS);
+const filterValue = z.string().check(z.maxLength(MAX_FILTER_VALUE_CHARS));
+/** A filter: one value or a list of them, optional, with its description. */
+const filter = <T extends z.ZodMiniType>(values: T, description: string) =>
+  described(z.optional(values), description);
 
 /** Filters shared by search and list. Every value list combines with OR, the fields with AND. */
 export const filterShape = {
-  types: oneOrMany(filterValue)
-    .pipe(z.array(typeValue))
-    .optional()
-    .describe(
-      'task, epic, resource (any file that is not a task; Backlog.md: also document, decision, milestone)',
-    ),
-  status: oneOrMany(filterValue)
-    .optional()
-    .describe("the backlog's statuses, any case and spacing (listed by backlog_list)"),
-  state: oneOrMany(filterValue)
-    .pipe(z.array(z.enum(STATE_FILTER_VALUES)))
-    .optional()
-    .describe(
-      "where a task stands, from its folder: active, draft, completed, archived, or all. Default: list shows what the backlog's own tool lists (Backlog.md: active tasks and documents); search covers all, archived ranked lower",
-    ),
-  parent_id: oneOrMany(filterValue)
-    .optional()
-    .describe('items under these ids, at any depth, and the items themselves'),
-  tags: oneOrMany(filterValue).optional().describe('any of these tags'),
-  author: oneOrMany(filterValue).optional().describe('any of these authors'),
+  types: filter(
+    z.pipe(oneOrMany(filterValue), z.array(typeValue)),
+    'task, epic, resource (any file that is not a task; Backlog.md: also document, decision, milestone)',
+  ),
+  status: filter(
+    oneOrMany(filterValue),
+    "the backlog's statuses, any case and spacing (listed by backlog_list)",
+  ),
+  state: filter(
+    z.pipe(oneOrMany(filterValue), z.array(z.enum(STATE_FILTER_VALUES))),
+    "where a task stands, from its folder: active, draft, completed, archived, or all. Default: list shows what the backlog's own tool lists (Backlog.md: active tasks and documents); search covers all, archived ranked lower",
+  ),
+  parent_id: filter(oneOrMany(filterValue), 'items under these ids, at any depth, and the items themselves'),
+  tags: filter(oneOrMany(filterValue), 'any of these tags'),
+  author: filter(oneOrMany(filterValue), 'any of these authors'),
   // picomatch throws on a pattern over 65,536 characters; no real glob comes near 1,000.
-  path: oneOrMany(filterValue)
-    .optional()
-    .describe('file paths or globs relative to the backlog root, e.g. resources/adr/*.md'),
-  folder: oneOrMany(filterValue)
-    .optional()
-    .describe('folders relative to the root; everything beneath matches'),
-  file_type: oneOrMany(filterValue).optional().describe('extensions without the dot: md, json, yaml'),
+  path: filter(
+    oneOrMany(filterValue),
+    'file paths or globs relative to the backlog root, e.g. resources/adr/*.md',
+  ),
+  folder: filter(oneOrMany(filterValue), 'folders relative to the root; everything beneath matches'),
+  file_type: filter(oneOrMany(filterValue), 'extensions without the dot: md, json, yaml'),
 };
+
+/** An integer from `min` (to `max`), read from a string too, with a default. */
+const integer = (min: number, max: number | undefined, fallback: number) =>
+  z._default(
+    z.coerce.number().check(z.int(), z.minimum(min), ...(max === undefined ? [] : [z.maximum(max)])),
+    fallback,
+  );
 
 export { SEARCH_MODES, RELATIONS, type Relation, type SearchMode };
 
 /** The options of `searchUnified`: the one schema the CLI, MCP tools and HTTP API all validate with. */
-export const searchOptionsSchema = z
-  .object({
-    query: z.string().describe('words to search for; an id such as TASK-0042 returns that item first'),
-    ...filterShape,
-    sort: z.enum(['relevant', 'recent']).default('relevant'),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).default(0),
-    mode: z.enum(SEARCH_MODES).optional().describe('default: hybrid once embeddings are ready'),
-    match_mode: z
-      .enum(['simple', 'raw'])
-      .default('simple')
-      .describe(
-        'simple: plain words, every character literal. raw: "exact phrase", prefix*, AND / OR / NOT, -term, field:term (title, tags, status, author, type, body), ( )',
-      ),
-    conjunctive: z.boolean().default(false).describe('every query word must match (in any field)'),
-    include_content: z.boolean().default(false).describe('add each content (MCP: cut at 4,000 characters)'),
-    include_scores: z.boolean().default(false).describe('add each score: lexical, vector, final'),
-    include_related: z
-      .boolean()
-      .default(false)
-      .describe('add items linked to the hits: parent, children, references'),
-    max_hops: z.coerce.number().int().min(1).max(3).default(1).describe('links away a related item may be'),
-    relations: oneOrMany(filterValue)
-      .pipe(z.array(z.enum(RELATIONS)))
-      .optional()
-      .describe('links to follow (default all)'),
-    group_by: z.enum(['type']).optional().describe('a count and the best hits per type'),
-  })
-  .strict();
+export const searchOptionsSchema = z.strictObject({
+  query: described(z.string(), 'words to search for; an id such as TASK-0042 returns that item first'),
+  ...filterShape,
+  sort: z._default(z.enum(['relevant', 'recent']), 'relevant'),
+  limit: integer(1, 100, 20),
+  offset: integer(0, undefined, 0),
+  mode: described(z.optional(z.enum(SEARCH_MODES)), 'default: hybrid once embeddings are ready'),
+  match_mode: described(
+    z._default(z.enum(['simple', 'raw']), 'simple'),
+    'simple: plain words, every character literal. raw: "exact phrase", prefix*, AND / OR / NOT, -term, field:term (title, tags, status, author, type, body), ( )',
+  ),
+  conjunctive: described(z._default(z.boolean(), false), 'every query word must match (in any field)'),
+  include_content: described(
+    z._default(z.boolean(), false),
+    'add each content (MCP: cut at 4,000 characters)',
+  ),
+  include_scores: described(z._default(z.boolean(), false), 'add each score: lexical, vector, final'),
+  include_related: described(
+    z._default(z.boolean(), false),
+    'add items linked to the hits: parent, children, references',
+  ),
+  max_hops: described(integer(1, 3, 1), 'links away a related item may be'),
+  relations: filter(
+    z.pipe(oneOrMany(filterValue), z.array(z.enum(RELATIONS))),
+    'links to follow (default all)',
+  ),
+  group_by: described(z.optional(z.enum(['type'])), 'a count and the best hits per type'),
+});
 
 export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
 export type SearchOptions = z.output<typeof searchOptionsSchema>;
 
-export const listOptionsSchema = z
-  .object({
-    ...filterShape,
-    sort: z
-      .enum(LIST_SORTS)
-      .default('updated')
-      .describe('updated (newest first, also "recent"), created, id, title, priority, status (board order)'),
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
-    offset: z.coerce.number().int().min(0).default(0),
-  })
-  .strict();
+export const listOptionsSchema = z.strictObject({
+  ...filterShape,
+  sort: described(
+    z._default(z.enum(LIST_SORTS), 'updated'),
+    'updated (newest first, also "recent"), created, id, title, priority, status (board order)',
+  ),
+  limit: integer(1, 1000, 100),
+  offset: integer(0, undefined, 0),
+});
 
 export type ListOptionsInput = z.input<typeof listOptionsSchema>;
 export type ListOptions = z.output<typeof listOptionsSchema>;
 
-export const MAX_QUERY_CHARS = 2000;
+export { MAX_QUERY_CHARS } from './limits.js';
 
 /** Names agents often guess for an option, and the option they mean (accepted as aliases by the MCP tools). */
 export const OPTION_ALIASES: Readonly<Record<string, string>> = {
@@ -142,7 +161,7 @@ export function closestOption(name: string, known: string[]): string | undefined
 }
 
 /** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
-export function toBacklogError(error: z.ZodError, known: string[]): BacklogError {
+export function toBacklogError(error: z.core.$ZodError, known: string[]): BacklogError {
   const issue = error.issues[0];
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];
@@ -180,6 +199,8 @@ export function toBacklogError(error: z.ZodError, known: string[]): BacklogError
  * docs/performance.md).
  */
 export function parseSearchOptions(input: Record<string, unknown>, known: string[]): SearchOptions {
+  const plain = plainSearchOptions(input);
+  if (plain) return plain as SearchOptions;
   const parsed = searchOptionsSchema.safeParse(input, { jitless: true });
   if (!parsed.success) throw toBacklogError(parsed.error, known);
   return parsed.data;

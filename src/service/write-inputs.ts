@@ -10,7 +10,7 @@ import type { BacklogFormat } from '../storage/formats/detect.js';
 import { statusKey } from '../storage/ids.js';
 import { taskFrontmatterSchema } from '../storage/schema.js';
 import type { BacklogItem } from '../storage/types.js';
-import { oneOrMany, toBacklogError } from './options.js';
+import { described, oneOrMany, toBacklogError } from './options.js';
 import type { ItemSummary } from './summary.js';
 
 /** What a write needs from the backlog (BacklogService gives it; nothing here imports the service). */
@@ -47,7 +47,7 @@ function makeWriteSchemas() {
     )
     .describe('other frontmatter fields, e.g. {"milestone": "v2"}; null removes a field (update)');
   const list = (what: string) =>
-    oneOrMany(z.string()).describe(`${what}: a list or a comma-separated string`);
+    described(oneOrMany(z.string()), `${what}: a list or a comma-separated string`);
 
   const patchShape = {
     title: z.string().trim().min(1).max(300).describe('one-line title'),
@@ -75,11 +75,11 @@ function makeWriteSchemas() {
       title: patchShape.title,
       status: patchShape.status.optional().describe("default: the backlog's default status"),
       parent_id: patchShape.parent_id.optional(),
-      tags: patchShape.tags.optional(),
+      tags: z.optional(patchShape.tags),
       author: patchShape.author.optional(),
       assignee: patchShape.assignee.optional(),
       priority: patchShape.priority.optional(),
-      references: patchShape.references.optional(),
+      references: z.optional(patchShape.references),
       body: z.string().max(MAX_FILE_BYTES).default('').describe('markdown body'),
       fields: extraFields.optional(),
     })
@@ -92,11 +92,11 @@ function makeWriteSchemas() {
       type: z.enum(['task', 'epic']).optional(),
       status: patchShape.status.optional(),
       parent_id: patchShape.parent_id.optional(),
-      tags: patchShape.tags.nullable().optional(),
+      tags: z.optional(z.nullable(patchShape.tags)),
       author: patchShape.author.optional(),
       assignee: patchShape.assignee.optional(),
       priority: patchShape.priority.optional(),
-      references: patchShape.references.nullable().optional(),
+      references: z.optional(z.nullable(patchShape.references)),
       body: z.string().max(MAX_FILE_BYTES).optional().describe('replaces the whole body'),
       append: z
         .string()

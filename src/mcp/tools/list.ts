@@ -2,9 +2,10 @@ import type { BacklogService, ListResponse } from '../../service/backlog-service
 import type { Workspace } from '../../workspace/workspace.js';
 import { filterShape, listOptionsSchema } from '../../service/options.js';
 import { summaryLine } from '../format.js';
+import { extend } from 'zod/mini';
 import { READ_ONLY, answer, projectShape, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
 
-const strict = listOptionsSchema.extend({ ...responseFormatShape, ...projectShape });
+const strict = extend(listOptionsSchema, { ...responseFormatShape, ...projectShape });
 
 function listText(res: ListResponse): string {
   const hidden = Object.entries(res.not_shown ?? {}).map(([state, n]) => `${n} ${state}`);

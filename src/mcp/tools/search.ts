@@ -2,6 +2,7 @@ import type { BacklogService, SearchResult } from '../../service/backlog-service
 import type { Workspace } from '../../workspace/workspace.js';
 import { searchOptionsSchema } from '../../service/options.js';
 import { cut, kindsPhrase, searchText } from '../format.js';
+import { extend } from 'zod/mini';
 import { READ_ONLY, answer, projectShape, responseFormatShape, takeFormat, type ToolSpec } from '../tool.js';
 
 /** With include_content, content of one result over this many characters is cut (`truncated: true`, `content_length`). */
@@ -17,7 +18,7 @@ function withContent(
   return { ...r, content, content_length: body.length, truncated: content.length < body.length };
 }
 
-const strict = searchOptionsSchema.extend({ ...responseFormatShape, ...projectShape });
+const strict = extend(searchOptionsSchema, { ...responseFormatShape, ...projectShape });
 
 export function searchTool(ws: Workspace): ToolSpec {
   const { statuses } = ws.projects[0].service.format.config;
