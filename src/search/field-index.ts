@@ -558,8 +558,9 @@ export class FieldIndex {
     if (seqLengths.length !== lengths.length) throw new Error('field index: lengths do not match');
 
     // The saved list of terms is the dictionary (free ids as undefined); its Map is made when needed.
-    const terms = saved.terms as (string | null | undefined)[];
-    if (!Array.isArray(terms)) throw new Error('field index: the terms are not a list');
+    if (!Array.isArray(saved.terms)) throw new Error('field index: the terms are not a list');
+    // A copy (of the references): the index changes its own list, not the one it was given.
+    const terms = saved.terms.slice() as (string | null | undefined)[];
     const termSlots = terms.length;
     for (let id = 0; id < termSlots; id++) {
       if (terms[id] === null) {
