@@ -113,8 +113,13 @@ export class LexicalIndex {
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
   private readonly treeWork = new Background();
-  /** Each restored document's language (restoredColumns), read while the stored documents are undecoded. */
-  private languageColumn: { languages: Language[]; language: Uint8Array } | null = null;
+  /** Each restored document's language and date (restoredColumns), read while the stored documents are undecoded. */
+  private columns: {
+    languages: Language[];
+    language: Uint8Array;
+    /** Packed, decoded when first sorted by (then a list). */
+    updated: Uint8Array | number[];
+  } | null = null;
   /** 1 at the internal id of an archived document (its score is times `archivedWeight`). */
   private archived: Uint8Array = new Uint8Array(0);
 
@@ -195,7 +200,7 @@ export class LexicalIndex {
     // What a restore counts from the stored documents is saved apart (restoredColumns), so a one-shot
     // search never decodes them; id routing without the caller's documents still reads them.
     const columns = routable ? this.readColumns((raw as { restored?: unknown }).restored) : null;
-    this.languageColumn = null;
+    this.columns = null;
     if (columns) {
       for (let internal = 0; internal < columns.language.length; internal++) {
         const code = columns.language[internal];
@@ -203,7 +208,7 @@ export class LexicalIndex {
       }
       // A copy: marks change with the documents, and the saved bytes are the cache file's.
       if (columns.archived.includes(1)) this.archived = columns.archived.slice();
-      this.languageColumn = columns;
+      this.columns = columns;
     } else {
       const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
       for (const [internal, doc] of Object.entries(all)) {
@@ -219,13 +224,19 @@ export class LexicalIndex {
 
   /**
    * What a restore reads from every stored document, by internal id: its language (0 for none, else
-   * 1 + its index in `languages`) and whether it is archived (1).
+   * 1 + its index in `languages`) and whether it is archived (1); and its date, for a sort by date.
    */
-  private restoredColumns(): { languages: string[]; language: Uint8Array; archived: Uint8Array } {
+  private restoredColumns(): {
+    languages: string[];
+    language: Uint8Array;
+    archived: Uint8Array;
+    updated: Uint8Array;
+  } {
     const languages: string[] = [];
     const size = internalIdCapacity(this.store);
     const language = new Uint8Array(size);
     const archived = new Uint8Array(size);
+    const updated: number[] = new Array<number>(size).fill(0);
     const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
     for (const [key, doc] of Object.entries(all)) {
       const internal = Number(key);
@@ -235,31 +246,33 @@ export class LexicalIndex {
         language[internal] = code;
       }
       if (doc.state === 'archived') archived[internal] = 1;
+      updated[internal] = doc.updated_ms ?? 0;
     }
     // More languages than a byte counts: the documents are read at restore instead (never in practice).
     return languages.length > 255
-      ? { languages: [], language: new Uint8Array(0), archived }
-      : { languages, language, archived };
+      ? { languages: [], language: new Uint8Array(0), archived, updated: pack(updated) }
+      : { languages, language, archived, updated: pack(updated) };
   }
 
   /** restoredColumns as saved, or null when they are not as this version writes them (the documents are read then). */
   private readColumns(
     saved: unknown,
-  ): { languages: Language[]; language: Uint8Array; archived: Uint8Array } | null {
-    const { languages, language, archived } = (saved ?? {}) as Record<string, unknown>;
+  ): { languages: Language[]; language: Uint8Array; archived: Uint8Array; updated: Uint8Array } | null {
+    const { languages, language, archived, updated } = (saved ?? {}) as Record<string, unknown>;
     const size = internalIdCapacity(this.store);
     if (
       !Array.isArray(languages) ||
       !languages.every((l) => typeof l === 'string') ||
       !(language instanceof Uint8Array) ||
       !(archived instanceof Uint8Array) ||
+      !(updated instanceof Uint8Array) ||
       language.length !== size ||
       archived.length !== size ||
       language.some((code) => code > languages.length) ||
       archived.some((a) => a > 1)
     )
       return null;
-    return { languages: languages as Language[], language, archived };
+    return { languages: languages as Language[], language, archived, updated };
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -432,7 +445,7 @@ export class LexicalIndex {
   /** The language a document was analyzed in (undefined: each word by its script, or not indexed). */
   languageOf(id: string): Language | undefined {
     // While the restored documents are undecoded (nothing changed since), the saved column answers.
-    const column = this.languageColumn;
+    const column = this.columns;
     if (column && !documentsDecoded(this.db.data.docs)) {
       const internal = this.internalId(id);
       const code = internal >= 0 && internal < column.language.length ? column.language[internal] : 0;
@@ -454,6 +467,18 @@ export class LexicalIndex {
   }
 
   private updatedMs(internalId: number): number {
+    const column = this.columns;
+    if (column && !documentsDecoded(this.db.data.docs)) {
+      if (column.updated instanceof Uint8Array) {
+        const list = unpack(column.updated);
+        const size = column.language.length;
+        // Not a list of dates, one per document (a bug: the file is signed): the documents are read.
+        if (!Array.isArray(list) || list.length !== size || !list.every((n) => typeof n === 'number'))
+          this.columns = null;
+        else column.updated = list as number[];
+      }
+      if (this.columns) return (column.updated as number[])[internalId] ?? 0;
+    }
     return (
       (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)
         ?.updated_ms ?? 0
