@@ -164,7 +164,7 @@ describe('a restore that decodes what is read, when it is read', () => {
     [swapped[0], swapped[1]] = [swapped[1], swapped[0]];
     const bytes = (a: Int32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
     expect(() => FieldIndex.load({ ...saved, sorted: bytes(swapped) })).toThrow(/not in order/);
-    expect(() => FieldIndex.load({ ...saved, sorted: bytes(order.slice(1)) })).toThrow(/does not match/);
+    expect(() => FieldIndex.load({ ...saved, sorted: bytes(order.slice(1)) })).toThrow(/do not match/);
     const outside = order.slice();
     outside[0] = 1_000_000;
     expect(() => FieldIndex.load({ ...saved, sorted: bytes(outside) })).toThrow(/not in order/);

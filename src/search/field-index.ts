@@ -630,7 +630,7 @@ export class FieldIndex {
  * the binary search finds each): one pass over neighbours.
  */
 function checkedOrder(sorted: Int32Array, terms: (string | undefined)[], live: number): Int32Array {
-  if (sorted.length !== live) throw new Error('field index: the term order does not match the terms');
+  if (sorted.length !== live) throw new Error('field index: the terms and their order do not match');
   let last: string | undefined;
   for (let i = 0; i < sorted.length; i++) {
     const term = sorted[i] >= 0 && sorted[i] < terms.length ? terms[sorted[i]] : undefined;
