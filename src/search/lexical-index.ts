@@ -154,6 +154,7 @@ export class LexicalIndex {
     });
     this.router.clear();
     this.archived = new Uint8Array(0);
+    this.columns = null;
   }
 
   /** Number of indexed documents. */
