@@ -229,13 +229,14 @@ describe('persisted index', () => {
     }
   });
 
-  it('postings read in place that name no document, or out of order, are refused and rebuilt', async () => {
+  it('postings or a term order read in place that name no document or term, or out of order, are refused and rebuilt', async () => {
     const cold = await open();
     const good = await readFile(cacheFile());
     const key = await readFile(cacheKeyPath());
-    for (const [name, doc] of [
-      ['a document past the last', 1_000_000],
-      ['a negative document (out of order)', -5],
+    for (const [name, doc, part] of [
+      ['a document past the last', 1_000_000, 'postings'],
+      ['a negative document (out of order)', -5, 'postings'],
+      ['a term order naming no term (the dictionary is searched by it)', 1_000_000, 'sorted'],
     ] as const) {
       const bytes = Buffer.from(good);
       const body = bytes.subarray(40);
@@ -247,12 +248,12 @@ describe('persisted index', () => {
       const index = body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
       // The leaves are views of `bytes`: the body field's postings, changed where they lie.
       const saved = unpack(index) as {
-        index: { bm25f: { fieldNames: string[]; fields: { postings: Uint8Array }[] } };
+        index: { bm25f: { fieldNames: string[]; fields: Record<typeof part, Uint8Array>[] } };
       };
       const { fieldNames, fields } = saved.index.bm25f;
-      const postings = fields[fieldNames.indexOf('body')].postings;
+      const postings = fields[fieldNames.indexOf('body')][part];
       const view = new DataView(postings.buffer, postings.byteOffset, postings.byteLength);
-      view.setInt32(0, doc, true); // the first pair's document
+      view.setInt32(0, doc, true); // the first pair's document, or the first term in order
       createHmac('sha256', key).update(body).digest().copy(bytes, 8);
       await writeFile(cacheFile(), bytes);
       const rebuilt = await open();

@@ -26,6 +26,7 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--import',
     '--trace-gc',
     '--cpu-prof',
+    '--cpu-prof-interval',
     '--input-type',
     // V8 flags tried for a one-shot lookup (docs/ablation.md; src/cli/main.ts sets the first three).
     '--no-opt',

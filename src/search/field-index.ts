@@ -2,7 +2,9 @@
  * The lexical index of one text field, in typed arrays (no JS object per document, term or
  * (document, term) pair):
  *
- * - a term dictionary: term string <-> term id (ids of emptied terms are reused);
+ * - a term dictionary: term string <-> term id (ids of emptied terms are reused). A restored field looks
+ *   terms up by binary search over the saved ids in term order (`sorted`) and makes its Map only when it
+ *   changes or lists its vocabulary: a one-shot search looks up a few words;
  * - postings per term id, in the shape the BM25F loop scans fastest: (internal document id, raw term
  *   frequency) pairs, sorted by document id, interleaved in one Int32Array shared by every term (each
  *   term owns a slot of it; a full slot moves to the end with twice the room, and `compact()` gives
@@ -42,12 +44,16 @@ export interface SavedFieldIndex {
   docFreqs: Uint8Array;
   /** Int32 (document, tf) pairs of every term, term by term (FIELD_INDEX_FORMAT 3): read where they lie. */
   postings: Uint8Array;
+  /** Int32 ids of the terms in the order of their strings (FIELD_INDEX_FORMAT 4): looked up by binary search. */
+  sorted: Uint8Array;
 }
 
 export class FieldIndex {
-  // Term dictionary.
-  private readonly ids = new Map<string, number>();
-  private readonly terms: (string | undefined)[] = [];
+  // Term dictionary: `idsMap` made from `terms` when first needed, if restored (until then `sorted`).
+  private idsMap: Map<string, number> | null = new Map<string, number>();
+  private terms: (string | undefined)[] = [];
+  /** A restored field's term ids in the order of their strings, until its Map is made. */
+  private sorted: Int32Array | null = null;
   private readonly freeIds: number[] = [];
 
   // Postings: term id -> [postStart, postStart + 2 * postCount) of `postData`, room for postCap pairs.
@@ -92,28 +98,55 @@ export class FieldIndex {
    */
   constructor(private readonly minGarbage = 1 << 16) {}
 
+  private get ids(): Map<string, number> {
+    if (!this.idsMap) {
+      const ids = new Map<string, number>();
+      for (let id = 0; id < this.terms.length; id++)
+        if (this.terms[id] !== undefined) ids.set(this.terms[id]!, id);
+      this.idsMap = ids;
+      this.sorted = null;
+    }
+    return this.idsMap;
+  }
+
+  /** The term's id or -1, without making the Map of a restored field. */
+  private lookup(term: string): number {
+    const sorted = this.sorted;
+    if (!sorted) return this.ids.get(term) ?? -1;
+    let lo = 0;
+    let hi = sorted.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const found = this.terms[sorted[mid]]!;
+      if (found === term) return sorted[mid];
+      if (found < term) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
   get averageLength(): number {
     return this.docCount === 0 ? 0 : this.totalLength / this.docCount;
   }
 
   /** Distinct terms in this field. */
   get termCount(): number {
-    return this.ids.size;
+    return this.sorted ? this.sorted.length : this.ids.size;
   }
 
   /** The term's id, or -1 when no document has it in this field. */
   termId(term: string): number {
-    return this.ids.get(term) ?? -1;
+    return this.lookup(term);
   }
 
   hasTerm(term: string): boolean {
-    return this.ids.has(term);
+    return this.lookup(term) >= 0;
   }
 
   /** Documents that have the term in this field. */
   docFreq(term: string): number {
-    const id = this.ids.get(term);
-    return id === undefined ? 0 : this.postCount[id];
+    const id = this.lookup(term);
+    return id < 0 ? 0 : this.postCount[id];
   }
 
   /** Every term in this field. */
@@ -123,8 +156,8 @@ export class FieldIndex {
 
   /** A copy of the term's postings (sorted by document id), for inspection and tests. */
   posting(term: string): { docs: number[]; tfs: number[] } | undefined {
-    const id = this.ids.get(term);
-    if (id === undefined) return undefined;
+    const id = this.lookup(term);
+    if (id < 0) return undefined;
     const docs: number[] = [];
     const tfs: number[] = [];
     const start = this.postStart[id];
@@ -210,9 +243,9 @@ export class FieldIndex {
 
   /** Word positions of `term` in the document (derived from its sequence), for inspection and tests. */
   positions(doc: number, term: string): number[] {
-    const id = this.ids.get(term);
+    const id = this.lookup(term);
     const out: number[] = [];
-    if (id === undefined || !this.has(doc)) return out;
+    if (id < 0 || !this.has(doc)) return out;
     let pos = -1;
     const start = this.seqStart[doc];
     const end = start + this.seqLength[doc];
@@ -505,7 +538,16 @@ export class FieldIndex {
       seq: toBytes(seq),
       docFreqs: toBytes(this.postCount.slice(0, termSlots)),
       postings: toBytes(postings),
+      sorted: toBytes(this.sortedIds()),
     };
+  }
+
+  /** The live term ids in the order of their strings (as `<` orders them, the order `lookup` searches). */
+  private sortedIds(): Int32Array {
+    if (this.sorted) return this.sorted;
+    const ids = Int32Array.from(this.ids.values());
+    const terms = this.terms;
+    return ids.sort((a, b) => (terms[a]! < terms[b]! ? -1 : 1));
   }
 
   static load(saved: SavedFieldIndex): FieldIndex {
@@ -515,16 +557,25 @@ export class FieldIndex {
     const seq = fromBytes(saved.seq, Uint32Array);
     if (seqLengths.length !== lengths.length) throw new Error('field index: lengths do not match');
 
-    const termSlots = saved.terms.length;
-    saved.terms.forEach((term, id) => {
-      if (term === null) index.freeIds.push(id);
-      else {
-        index.ids.set(term, id);
-        index.terms[id] = term;
-      }
-    });
+    // The saved list of terms is the dictionary (free ids as undefined); its Map is made when needed.
+    if (!Array.isArray(saved.terms)) throw new Error('field index: the terms are not a list');
+    // A copy (of the references): the index changes its own list, not the one it was given.
+    const terms = saved.terms.slice() as (string | null | undefined)[];
+    const termSlots = terms.length;
+    for (let id = 0; id < termSlots; id++) {
+      if (terms[id] === null) {
+        terms[id] = undefined;
+        index.freeIds.push(id);
+      } else if (typeof terms[id] !== 'string') throw new Error('field index: a term is not a string');
+    }
     index.freeIds.reverse(); // the lowest free id is reused first, as when it was freed last
-    index.terms.length = termSlots;
+    index.terms = terms as (string | undefined)[];
+    index.sorted = checkedOrder(
+      fromBytes(saved.sorted, Int32Array),
+      index.terms,
+      termSlots - index.freeIds.length,
+    );
+    index.idsMap = null;
 
     // The forward index is the saved sequence itself.
     const docs = lengths.length;
@@ -572,6 +623,22 @@ export class FieldIndex {
     index.scratch = new Int32Array(termSlots);
     return index;
   }
+}
+
+/**
+ * Throws unless `sorted` names every live term once, in strictly increasing order of their strings (so
+ * the binary search finds each): one pass over neighbours.
+ */
+function checkedOrder(sorted: Int32Array, terms: (string | undefined)[], live: number): Int32Array {
+  if (sorted.length !== live) throw new Error('field index: the terms and their order do not match');
+  let last: string | undefined;
+  for (let i = 0; i < sorted.length; i++) {
+    const term = sorted[i] >= 0 && sorted[i] < terms.length ? terms[sorted[i]] : undefined;
+    if (term === undefined || (last !== undefined && !(last < term)))
+      throw new Error('field index: the terms are not in order');
+    last = term;
+  }
+  return sorted;
 }
 
 /**

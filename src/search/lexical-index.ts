@@ -2,10 +2,14 @@ import { create, insert, remove, count, getByID, load, save, type AnyOrama } fro
 import { BacklogError } from '../errors.js';
 import {
   createBm25fIndex,
+  createDocumentsStore,
   createOramaTokenizer,
   fieldTree,
   internalDocumentIDStore,
+  internalIdCapacity,
   runBm25f,
+  storedInternalIds,
+  documentsDecoded,
   type Bm25fIndexStore,
   type Bm25fState,
 } from './orama-components.js';
@@ -109,6 +113,13 @@ export class LexicalIndex {
   /** Filling the adjacency filters of the fields proximity reads (field-index.ts), after builds and changes. */
   private readonly adjacencyWork = new Background();
   private readonly treeWork = new Background();
+  /** Each restored document's language and date (restoredColumns), read while the stored documents are undecoded. */
+  private columns: {
+    languages: Language[];
+    language: Uint8Array;
+    /** Packed, decoded when first sorted by (then a list). */
+    updated: Uint8Array | number[];
+  } | null = null;
   /** 1 at the internal id of an archived document (its score is times `archivedWeight`). */
   private archived: Uint8Array = new Uint8Array(0);
 
@@ -131,6 +142,7 @@ export class LexicalIndex {
       schema: SCHEMA,
       sort: { enabled: false },
       components: {
+        documentsStore: createDocumentsStore(),
         tokenizer: createOramaTokenizer(this.analyzer),
         index: createBm25fIndex(
           this.analyzer,
@@ -142,6 +154,7 @@ export class LexicalIndex {
     });
     this.router.clear();
     this.archived = new Uint8Array(0);
+    this.columns = null;
   }
 
   /** Number of indexed documents. */
@@ -159,7 +172,12 @@ export class LexicalIndex {
     const saved = (await save(this.db)) as unknown as Record<string, unknown>;
     // The analyzer's run caches too: a restored process's first snippets then analyze their bodies'
     // words from them instead of stemming each anew (docs/performance.md, branch snipcold).
-    return pack({ ...saved, languagePlan: this.analyzer.languages.state(), runs: this.analyzer.savedRuns() });
+    return pack({
+      ...saved,
+      languagePlan: this.analyzer.languages.state(),
+      runs: this.analyzer.savedRuns(),
+      restored: this.restoredColumns(),
+    });
   }
 
   /**
@@ -180,15 +198,82 @@ export class LexicalIndex {
     const languages = this.analyzer.languages;
     languages.restoreState(raw.languagePlan);
     this.analyzer.restoreRuns(raw.runs);
-    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    for (const [internal, doc] of Object.entries(all)) {
-      if (!routable) this.router.add({ id: doc.id, path: doc.path });
-      languages.count(doc.lang, 1);
-      this.markArchived(Number(internal), doc.state === 'archived');
+    // What a restore counts from the stored documents is saved apart (restoredColumns), so a one-shot
+    // search never decodes them; id routing without the caller's documents still reads them.
+    const columns = routable ? this.readColumns((raw as { restored?: unknown }).restored) : null;
+    this.columns = null;
+    if (columns) {
+      for (let internal = 0; internal < columns.language.length; internal++) {
+        const code = columns.language[internal];
+        if (code > 0) languages.count(columns.languages[code - 1], 1);
+      }
+      // A copy: marks change with the documents, and the saved bytes are the cache file's.
+      if (columns.archived.includes(1)) this.archived = columns.archived.slice();
+      this.columns = columns;
+    } else {
+      const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
+      for (const [internal, doc] of Object.entries(all)) {
+        if (!routable) this.router.add({ id: doc.id, path: doc.path });
+        languages.count(doc.lang, 1);
+        this.markArchived(Number(internal), doc.state === 'archived');
+      }
     }
     // The caller's documents name themselves by their titles too (`ADR 0116: ...`): routed once, in order.
     for (const doc of routable ?? []) this.router.add(doc);
     this.fillAdjacency();
+  }
+
+  /**
+   * What a restore reads from every stored document, by internal id: its language (0 for none, else
+   * 1 + its index in `languages`) and whether it is archived (1); and its date, for a sort by date.
+   */
+  private restoredColumns(): {
+    languages: string[];
+    language: Uint8Array;
+    archived: Uint8Array;
+    updated: Uint8Array;
+  } {
+    const languages: string[] = [];
+    const size = internalIdCapacity(this.store);
+    const language = new Uint8Array(size);
+    const archived = new Uint8Array(size);
+    const updated: number[] = new Array<number>(size).fill(0);
+    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
+    for (const [key, doc] of Object.entries(all)) {
+      const internal = Number(key);
+      if (doc.lang) {
+        let code = languages.indexOf(doc.lang) + 1;
+        if (code === 0) code = languages.push(doc.lang);
+        language[internal] = code;
+      }
+      if (doc.state === 'archived') archived[internal] = 1;
+      updated[internal] = doc.updated_ms ?? 0;
+    }
+    // More languages than a byte counts: the documents are read at restore instead (never in practice).
+    return languages.length > 255
+      ? { languages: [], language: new Uint8Array(0), archived, updated: pack(updated) }
+      : { languages, language, archived, updated: pack(updated) };
+  }
+
+  /** restoredColumns as saved, or null when they are not as this version writes them (the documents are read then). */
+  private readColumns(
+    saved: unknown,
+  ): { languages: Language[]; language: Uint8Array; archived: Uint8Array; updated: Uint8Array } | null {
+    const { languages, language, archived, updated } = (saved ?? {}) as Record<string, unknown>;
+    const size = internalIdCapacity(this.store);
+    if (
+      !Array.isArray(languages) ||
+      !languages.every((l) => typeof l === 'string') ||
+      !(language instanceof Uint8Array) ||
+      !(archived instanceof Uint8Array) ||
+      !(updated instanceof Uint8Array) ||
+      language.length !== size ||
+      archived.length !== size ||
+      language.some((code) => code > languages.length) ||
+      archived.some((a) => a > 1)
+    )
+      return null;
+    return { languages: languages as Language[], language, archived, updated };
   }
 
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
@@ -344,8 +429,8 @@ export class LexicalIndex {
 
   /** Every indexed document's id. */
   documentIds(): string[] {
-    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, IndexedDocument>;
-    return Object.values(all).map((doc) => doc.id);
+    // By the internal ids (as stored, ascending): a restored index's documents stay undecoded.
+    return storedInternalIds(this.db.data.docs).map((internal) => this.externalId(internal));
   }
 
   /** The document a query names (`TASK-42`, `task 0042`, `72`, `ADR 0116`; id-routing.ts), if any. */
@@ -360,6 +445,13 @@ export class LexicalIndex {
 
   /** The language a document was analyzed in (undefined: each word by its script, or not indexed). */
   languageOf(id: string): Language | undefined {
+    // While the restored documents are undecoded (nothing changed since), the saved column answers.
+    const column = this.columns;
+    if (column && !documentsDecoded(this.db.data.docs)) {
+      const internal = this.internalId(id);
+      const code = internal >= 0 && internal < column.language.length ? column.language[internal] : 0;
+      return code > 0 ? column.languages[code - 1] : undefined;
+    }
     return (getByID(this.db, id) as IndexedDocument | undefined)?.lang;
   }
 
@@ -376,6 +468,18 @@ export class LexicalIndex {
   }
 
   private updatedMs(internalId: number): number {
+    const column = this.columns;
+    if (column && !documentsDecoded(this.db.data.docs)) {
+      if (column.updated instanceof Uint8Array) {
+        const list = unpack(column.updated);
+        const size = column.language.length;
+        // Not a list of dates, one per document (a bug: the file is signed): the documents are read.
+        if (!Array.isArray(list) || list.length !== size || !list.every((n) => typeof n === 'number'))
+          this.columns = null;
+        else column.updated = list as number[];
+      }
+      if (this.columns) return (column.updated as number[])[internalId] ?? 0;
+    }
     return (
       (this.db.documentsStore.get(this.db.data.docs, internalId as never) as IndexedDocument | undefined)
         ?.updated_ms ?? 0
@@ -729,10 +833,7 @@ export class LexicalIndex {
   }
 
   private allInternalIds(): number[] {
-    const ids: number[] = [];
-    const all = this.db.documentsStore.getAll(this.db.data.docs) as Record<string, unknown>;
-    for (const k of Object.keys(all)) ids.push(Number(k));
-    return ids;
+    return storedInternalIds(this.db.data.docs);
   }
 
   private *knownPaths(): Iterable<string> {

@@ -11,23 +11,30 @@
  * and out when the posting empties), for prefix and typo expansion; which documents contain a term
  * lives in the FieldIndex postings. Keeping every document id in the tree as well doubled build time.
  */
-import { index as oramaIndex, internalDocumentIDStore } from '@orama/orama/components';
-import type { AnyOrama, IIndex, Tokenizer } from '@orama/orama';
-import { radix } from '@orama/orama/trees';
+import {
+  documentsStore as oramaDocuments,
+  index as oramaIndex,
+  internalDocumentIDStore,
+} from '@orama/orama/components';
+import type { AnyOrama, IDocumentsStore, IIndex, Tokenizer } from '@orama/orama';
+import { flat, radix } from '@orama/orama/trees';
+import { BacklogError } from '../errors.js';
 import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type OutsideStats, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import { pack, unpack } from './packed.js';
+import { fromBytes } from './typed-arrays.js';
 
 const defaultIndex = oramaIndex.createIndex();
 
 /**
  * Layout of the saved BM25F fields (FieldIndex.save). 1 (unmarked): postings with word positions as
  * nested arrays; 2: term dictionary and forward index as binary, postings rebuilt on load; 3: the postings
- * saved too, read where they lie (issue #23: rebuilding them was a fifth of a 10,000-document restore).
+ * saved too, read where they lie (issue #23: rebuilding them was a fifth of a 10,000-document restore); 4:
+ * the term ids in the order of their strings, looked up by binary search (no Map made at restore).
  */
-export const FIELD_INDEX_FORMAT = 3;
+export const FIELD_INDEX_FORMAT = 4;
 type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
 
 /**
@@ -58,6 +65,99 @@ export function fieldTree(store: OramaIndexStore, prop: string): radix.RadixTree
     entry.node = tree;
   }
   return entry.node as radix.RadixTree;
+}
+
+/**
+ * Parts of a restored index kept as the cache's bytes until first read (issue #23: at 50,000 documents the
+ * stored documents were 15 MB of JSON and the filters' trees 4.5 MB, a set per document and key, made at
+ * every start while a one-shot search reads neither): `obj[key]` is an accessor that decodes `bytes` on
+ * first read (or takes a value set first), a plain property from then on. `pendingBytes` tells what is
+ * still undecoded, so saving writes those bytes as they came.
+ */
+const pending = new WeakMap<object, Uint8Array>();
+
+function lazyPart<T>(obj: object, key: string, bytes: Uint8Array, decode: (bytes: Uint8Array) => T): void {
+  const settle = (value: T) => {
+    pending.delete(obj);
+    Object.defineProperty(obj, key, { value, writable: true, configurable: true, enumerable: true });
+  };
+  pending.set(obj, bytes);
+  Object.defineProperty(obj, key, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = decode(bytes);
+      settle(value);
+      return value;
+    },
+    set: settle,
+  });
+}
+
+function pendingBytes(obj: object): Uint8Array | undefined {
+  return pending.get(obj);
+}
+
+/** A restored part that does not decode: the file is signed, so this is a bug, reported as one. */
+function damaged(part: string): BacklogError {
+  return new BacklogError(
+    'INTERNAL',
+    `the persisted index's ${part} did not decode`,
+    'delete the .cache folder of the backlog: the next start reads the files again',
+  );
+}
+
+type DocumentsStore = ReturnType<typeof oramaDocuments.create> & { ids?: Int32Array };
+
+/**
+ * Orama's documents store, saved as bytes of its own (packed) with the internal ids it holds, and
+ * restored undecoded: the documents are decoded when first read (a filter's fallback, `get`, sorting
+ * by date, removal), the ids answer `storedInternalIds` until then.
+ */
+export function createDocumentsStore(): IDocumentsStore<DocumentsStore> {
+  const base = oramaDocuments.createDocumentsStore();
+  return {
+    ...base,
+    save(store: DocumentsStore) {
+      return {
+        docs: pendingBytes(store) ?? pack(store.docs),
+        count: store.count,
+        ids: Int32Array.from(storedInternalIds(store)),
+      } as never;
+    },
+    load(shared: never, raw: unknown) {
+      const { docs, count, ids } = (raw ?? {}) as { docs?: unknown; count?: unknown; ids?: unknown };
+      if (!(docs instanceof Uint8Array) || !(ids instanceof Uint8Array))
+        throw new Error("index: the stored documents are not in this version's layout");
+      const store = { sharedInternalDocumentStore: shared, count, ids: fromBytes(ids, Int32Array) };
+      if (!Number.isSafeInteger(count) || store.ids.length !== count)
+        throw new Error('index: the stored documents do not match their count');
+      lazyPart(store, 'docs', docs, (bytes) => {
+        let value: unknown;
+        try {
+          value = unpack(bytes);
+        } catch {
+          throw damaged('stored documents');
+        }
+        if (value === null || typeof value !== 'object' || Array.isArray(value))
+          throw damaged('stored documents');
+        return value as Record<string, unknown>;
+      });
+      return store as unknown as DocumentsStore;
+    },
+  } as IDocumentsStore<DocumentsStore>;
+}
+
+/** Whether the stored documents are decoded (always, unless restored and read by nothing since). */
+export function documentsDecoded(store: unknown): boolean {
+  return !pendingBytes(store as object);
+}
+
+/** The internal ids of the stored documents, ascending, without decoding the documents. */
+export function storedInternalIds(store: unknown): number[] {
+  const s = store as DocumentsStore;
+  if (pendingBytes(s) && s.ids) return Array.from(s.ids);
+  return Object.keys(s.docs).map(Number);
 }
 
 /** Our additions to Orama's index store. */
@@ -278,7 +378,12 @@ export function createBm25fIndex(
 
     save(store: OramaIndexStore) {
       // The text fields' trees as bytes of their own (SavedTree), the rest as Orama saves it.
-      const others = Object.fromEntries(Object.entries(store.indexes).filter(([p]) => !isText(store, p)));
+      const filters = Object.keys(store.indexes).filter(
+        (p) => !isText(store, p) && (store.indexes[p] as { type: string }).type === 'Flat',
+      );
+      const others = Object.fromEntries(
+        Object.entries(store.indexes).filter(([p]) => !isText(store, p) && !filters.includes(p)),
+      );
       const saved = defaultIndex.save({ ...store, indexes: others } as OramaIndexStore) as Record<
         string,
         unknown
@@ -287,6 +392,16 @@ export function createBm25fIndex(
         const { node, isArray } = store.indexes[prop] as { node: unknown; isArray: boolean };
         const bytes = node instanceof SavedTree ? node.bytes : pack((node as radix.RadixTree).toJSON());
         (saved.indexes as Record<string, unknown>)[prop] = { type: 'SavedRadix', node: bytes, isArray };
+      }
+      // The filters' trees as bytes of their own too, each decoded when a filter (or a change) first reads it.
+      for (const prop of filters) {
+        const entry = store.indexes[prop] as unknown as { node: flat.FlatTree; isArray: boolean };
+        const bytes = pendingBytes(entry) ?? pack(entry.node.toJSON());
+        (saved.indexes as Record<string, unknown>)[prop] = {
+          type: 'SavedFlat',
+          node: bytes,
+          isArray: entry.isArray,
+        };
       }
       // Orama's frequency tables are unused by BM25F and would double the file.
       saved.frequencies = {};
@@ -307,7 +422,10 @@ export function createBm25fIndex(
           throw new Error(`index: the ${prop} field's vocabulary is not in this version's layout`);
         return [prop, entry] as const;
       });
-      const others = Object.fromEntries(Object.entries(indexes).filter(([p]) => !textFields.includes(p)));
+      const filters = Object.entries(indexes ?? {}).filter(([, e]) => e?.type === 'SavedFlat');
+      const others = Object.fromEntries(
+        Object.entries(indexes).filter(([p, e]) => !textFields.includes(p) && e?.type !== 'SavedFlat'),
+      );
       const store = defaultIndex.load(
         sharedStore as never,
         { ...raw, indexes: others } as never,
@@ -318,6 +436,18 @@ export function createBm25fIndex(
           node: new SavedTree(entry.node as Uint8Array),
           isArray: entry.isArray,
         };
+      for (const [prop, { node, isArray }] of filters) {
+        if (!(node instanceof Uint8Array)) throw new Error(`index: the ${prop} filter is not binary`);
+        const entry = { type: 'Flat', isArray };
+        lazyPart(entry, 'node', node, (bytes) => {
+          try {
+            return flat.FlatTree.fromJSON(unpack(bytes));
+          } catch {
+            throw damaged(`${prop} filter`);
+          }
+        });
+        (store.indexes as Record<string, unknown>)[prop] = entry;
+      }
       const saved = raw.bm25f as { format?: number; fieldNames: string[]; fields: SavedFieldIndex[] };
       if (saved?.format !== FIELD_INDEX_FORMAT)
         throw new Error(

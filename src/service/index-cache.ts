@@ -8,12 +8,14 @@
  *   (spaces after it, so that the first section starts at a multiple of 8 bytes in the file);
  * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched):
  *   its binary leaves lie at multiples of 8 (packed.ts), and the index reads its arrays where they lie;
- * - `meta`: `{ files, items, diagnostics, bodyBytes }` packed (src/search/packed.ts: JSON read
- *   by the native JSON.parse), the items without their bodies and front matter;
+ * - `meta`: `{ files, items, bodyBytes }` packed (src/search/packed.ts: JSON read by the native
+ *   JSON.parse), the items without their bodies and front matter;
  * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
  *   (dates, NaN), which unpack then walks for;
  * - `bodies`: each body in UTF-8, one after the other (`bodyBytes`: each one's length in bytes), each
- *   decoded when first read (withBodies).
+ *   decoded when first read (withBodies);
+ * - `diagnostics`: the files' diagnostics, packed, decoded when first read (a search never reads them;
+ *   a 50,000-file backlog with a warning per file had 12 MB of them).
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
  * caller rebuilds from the files.
@@ -51,13 +53,15 @@ import { VERSION } from '../version.js';
  * others in two sections, each decoded as one string. 15: the index holds the analyzer's run caches
  * (TextAnalyzer.savedRuns), so a restored process's first snippets do not stem every word anew. 16: one
  * `bodies` section with each body's length in bytes, each body decoded when first read; the index first,
- * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie.
+ * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie. 17: the diagnostics in a section of
+ * their own, decoded when first read; the index's stored documents and its filter trees as bytes of their
+ * own, decoded when first read (orama-components.ts); packed JSON always ASCII (no check on read).
  */
-export const CACHE_FORMAT = 16;
+export const CACHE_FORMAT = 17;
 const HEADER_BYTES = 4;
-/** A header is a version and four section lengths: anything longer is not one of ours. */
+/** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['index', 'meta', 'frontmatter', 'bodies'] as const;
+const SECTIONS = ['index', 'meta', 'frontmatter', 'bodies', 'diagnostics'] as const;
 
 export interface FileStat {
   size: number;
@@ -126,11 +130,10 @@ export async function writeIndexCache(
   const meta = pack({
     files,
     items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
-    diagnostics,
     bodyBytes: bodies.map((b) => b.length),
   });
   const frontmatter = pack(items.map((item) => item.frontmatter));
-  const sections = [index, meta, frontmatter, Buffer.concat(bodies)];
+  const sections = [index, meta, frontmatter, Buffer.concat(bodies), pack(diagnostics)];
   const json = JSON.stringify({
     version,
     sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]),
@@ -157,14 +160,19 @@ export async function readIndexCache(
   try {
     const sections = readSections(body);
     if (sections.version !== version) return { reason: 'made with other settings or an older version' };
-    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index'> & BodyLayout;
+    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index' | 'diagnostics'> & BodyLayout;
     const frontmatter = unpack(sections.frontmatter);
     if (!Array.isArray(frontmatter) || !Array.isArray(meta.items) || frontmatter.length !== meta.items.length)
       throw new Error('items and front matter disagree');
     meta.items.forEach((item, i) => {
       if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
     });
-    return { snapshot: { ...withBodies(meta, sections.bodies), index: sections.index } };
+    const snapshot = {
+      ...withBodies(meta, sections.bodies),
+      index: sections.index,
+    } as unknown as CacheSnapshot;
+    lazyDiagnostics(snapshot, sections.diagnostics);
+    return { snapshot };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
@@ -202,8 +210,32 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     frontmatter: out.frontmatter,
     bodies: out.bodies,
     index: out.index,
+    diagnostics: out.diagnostics,
   };
 }
+
+/**
+ * `snapshot.diagnostics`, decoded when first read. Bytes that do not decode to a list (a bug: the file is
+ * signed) give one warning instead of a throw wherever they are first read.
+ */
+const lazyDiagnostics = lazyProperty('diagnostics', (bytes: Buffer): Diagnostic[] => {
+  try {
+    const list = unpack(bytes);
+    if (Array.isArray(list) && list.every((d) => d !== null && typeof d === 'object'))
+      return list as Diagnostic[];
+  } catch {
+    // Reported below.
+  }
+  return [
+    {
+      level: 'warning',
+      path: '.cache',
+      line: null,
+      code: 'cache_rebuilt',
+      message: "persisted index's diagnostics unreadable: delete .cache/ to read them again from the files",
+    },
+  ];
+});
 
 /** Each item's body length in UTF-8 bytes, in the `bodies` section one after the other. */
 interface BodyLayout {
@@ -216,10 +248,10 @@ interface BodyLayout {
  * section is a view of the file's bytes, kept while a body is still to be decoded.
  */
 function withBodies(
-  meta: Omit<CacheSnapshot, 'index'> & BodyLayout,
+  meta: Omit<CacheSnapshot, 'index' | 'diagnostics'> & BodyLayout,
   bytes: Buffer,
-): Omit<CacheSnapshot, 'index'> {
-  const { files, items, diagnostics, bodyBytes } = meta;
+): Omit<CacheSnapshot, 'index' | 'diagnostics'> {
+  const { files, items, bodyBytes } = meta;
   if (
     !Array.isArray(items) ||
     !Array.isArray(bodyBytes) ||
@@ -234,5 +266,5 @@ function withBodies(
   items.forEach((item, i) => {
     if (item && typeof item === 'object') lazyBody(item, i);
   });
-  return { files, items, diagnostics };
+  return { files, items };
 }

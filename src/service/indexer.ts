@@ -92,7 +92,9 @@ export class Indexer {
   private cachePath: string | null;
   private cacheInfo: CacheInfo;
   private cacheDiagnostics: Diagnostic[] = [];
-  private fileDiagnostics: Diagnostic[] = [];
+  private diagnosticsNow: Diagnostic[] = [];
+  /** The persisted index's diagnostics, read when first asked for (a search never reads them). */
+  private diagnosticsLater: (() => Diagnostic[]) | null = null;
   private cacheTimer: NodeJS.Timeout | null = null;
   private cacheWrite: Promise<void> = Promise.resolve();
   /** Per path, bumped by every apply and remove: a slow read never undoes a later change. */
@@ -126,6 +128,20 @@ export class Indexer {
 
   private get cacheVersion(): string {
     return this.versionFor(this.currentFormat.signature);
+  }
+
+  private get fileDiagnostics(): Diagnostic[] {
+    if (this.diagnosticsLater) {
+      const later = this.diagnosticsLater;
+      this.diagnosticsLater = null;
+      this.diagnosticsNow = later();
+    }
+    return this.diagnosticsNow;
+  }
+
+  private set fileDiagnostics(diagnostics: Diagnostic[]) {
+    this.diagnosticsLater = null;
+    this.diagnosticsNow = diagnostics;
   }
 
   /** What reading the files found, and what the persisted index said. */
@@ -213,9 +229,11 @@ export class Indexer {
     }
     this.cacheDiagnostics = [];
     // Links are not files of the backlog, so the cache does not track them: report today's.
-    this.fileDiagnostics = [
+    const links = walked.links.map(linkDiagnostic);
+    this.fileDiagnostics = [];
+    this.diagnosticsLater = () => [
       ...snapshot.diagnostics.filter((d) => d.code !== 'symbolic_link'),
-      ...walked.links.map(linkDiagnostic),
+      ...links,
     ];
     if (changed.length + removed.length > Math.max(50, this.store.size / 10)) {
       // Re-indexing a document costs in proportion to its terms' posting lengths; past a tenth of the

@@ -163,9 +163,15 @@ export class ItemStore {
   /** Replaces every item. */
   replaceAll(items: BacklogItem[]): void {
     this.graph = null;
-    this.items = new Map(items.map((i) => [i.id, i]));
-    this.byKey = new Map(items.map((i) => [idKey(i.id), i.id]));
-    this.byPath = new Map(items.map((i) => [i.path, i.id]));
+    // One pass, no [key, value] pair per item per map (a restore's garbage at 50,000 items).
+    this.items = new Map();
+    this.byKey = new Map();
+    this.byPath = new Map();
+    for (const i of items) {
+      this.items.set(i.id, i);
+      this.byKey.set(idKey(i.id), i.id);
+      this.byPath.set(i.path, i.id);
+    }
     this.kids = new Map();
     this.linkedParent = new Map();
     this.indexedAt.clear();

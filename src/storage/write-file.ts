@@ -124,7 +124,12 @@ export async function removeWriteLeftovers(root: string): Promise<LeftoverReport
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
-      const abs = join(dir, entry.name);
+      // Only folders and names a writer leaves (TEMP, LOCK, BREAK) go further: a path joined for every
+      // file was most of this walk (a 50,000-file backlog: 0.7 s of a one-shot start under load).
+      const name = entry.name;
+      if (!entry.isDirectory() && name[0] !== '.' && !name.endsWith('.tmp') && !name.endsWith('.broken'))
+        continue;
+      const abs = join(dir, name);
       if (entry.isDirectory()) {
         if (entry.name !== '.git' && entry.name !== 'node_modules') await walk(abs);
         continue;
