@@ -51,9 +51,10 @@ import { VERSION } from '../version.js';
  * others in two sections, each decoded as one string. 15: the index holds the analyzer's run caches
  * (TextAnalyzer.savedRuns), so a restored process's first snippets do not stem every word anew. 16: one
  * `bodies` section with each body's length in bytes, each body decoded when first read; the index first,
- * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie.
+ * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie. 17: the index holds the bodies
+ * prepared for snippets beside the lexical index (ResultStore.savePrepared, saved-snippets.ts).
  */
-export const CACHE_FORMAT = 16;
+export const CACHE_FORMAT = 17;
 const HEADER_BYTES = 4;
 /** A header is a version and four section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
