@@ -5,10 +5,11 @@
  * 132 bodies, 1 ms each cold: docs/performance.md, branch `first350`), and the one-shot's first search too.
  *
  * Layout (packed.ts): `ids`, `languages` and `terms` (the dictionary of the saved term ids) as JSON; binary:
- * `docs` (5 uint32 a body: text bytes, runs, occurrences, lead, the markdown's length), `text`
- * (the plain texts in UTF-8, one after the other), `runs` (a uint32 a word run: the gap since the previous
- * run's end << 16 | the run's length), `termIds` and `termRuns` (each body's occurrences, ordered by term then
- * run). A body put again since (ResultStore.put: `forget`), in another language or of another length, or
+ * `docs` (6 uint32 a body: text bytes, runs, term entries, occurrences, lead, the markdown's length),
+ * `text` (the plain texts in UTF-8, one after the other), `runs` (a uint32 a word run: the gap since the
+ * previous run's end << 16 | the run's length), `termIds` (a uint32 an entry: term << 12 | how many
+ * occurrences in a row, at most 4,095) and `termRuns` (a uint16 an occurrence: its run); each body's
+ * occurrences are ordered by term, then run. A body put again since (ResultStore.put: `forget`), in another language or of another length, or
  * whose saved entry is not well formed (the cache is signed, but read as hostile), is prepared from its
  * markdown as before.
  */
@@ -19,8 +20,32 @@ import { fromBytes, toBytes } from './typed-arrays.js';
 const FORMAT = 1;
 /** Plain text saved at most (UTF-8): past it nothing is saved (a large backlog's cache stays as it was). */
 export const MAX_SAVED_TEXT_BYTES = 16 * 2 ** 20;
-const FIELDS = 5;
+const FIELDS = 6;
 const U16 = 0xffff;
+/** An entry of `termIds`: the term's number above COUNT_BITS, the count of its occurrences below. */
+const COUNT_BITS = 12;
+const MAX_COUNT = 2 ** COUNT_BITS - 1;
+const MAX_TERMS = 2 ** (32 - COUNT_BITS);
+const U32 = 0xffff_ffff;
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Little-endian bytes of 16-bit values. */
+function u16Bytes(a: Uint16Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const out = new Uint8Array(a.length * 2);
+  const view = new DataView(out.buffer);
+  a.forEach((v, i) => view.setUint16(i * 2, v, true));
+  return out;
+}
+
+/** The 16-bit values of little-endian bytes: where they lie when aligned, else a copy. */
+function u16Of(bytes: unknown): Uint16Array {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength % 2 !== 0) throw new Error('not 16-bit values');
+  if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0)
+    return new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Uint16Array.from({ length: bytes.byteLength / 2 }, (_, i) => view.getUint16(i * 2, true));
+}
 
 /** A body to save: its document, the markdown it was prepared from, the language it was analyzed in. */
 export interface SavableBody {
@@ -42,7 +67,9 @@ export function encodeSnippets(
   const kept: { body: SavableBody; text: Uint8Array; parts: ReturnType<SnippetText['parts']> }[] = [];
   let textBytes = 0;
   let runs = 0;
+  let entries = 0;
   let occurrences = 0;
+  if (names.length > MAX_TERMS) return undefined;
   for (const body of bodies) {
     const parts = body.snippet.parts();
     // Else prepared from its markdown when asked for (UTF-8 would not give back a lone surrogate).
@@ -50,9 +77,14 @@ export function encodeSnippets(
     const text = encoder.encode(parts.text);
     textBytes += text.length;
     if (textBytes > maxTextBytes) return undefined;
-    for (const id of parts.termIds) used[id] = 1;
+    const n = parts.termIds.length;
+    for (let k = 0, count = 0; k < n; k++) {
+      used[parts.termIds[k]] = 1;
+      count = k > 0 && parts.termIds[k] === parts.termIds[k - 1] && count < MAX_COUNT ? count + 1 : 1;
+      if (count === 1) entries++;
+    }
     runs += parts.starts.length;
-    occurrences += parts.termIds.length;
+    occurrences += n;
     kept.push({ body, text, parts });
   }
   // The dictionary in the order of the store's ids, so each body's saved ids keep its order.
@@ -62,16 +94,14 @@ export function encodeSnippets(
   const docs = new Uint32Array(kept.length * FIELDS);
   const text = new Uint8Array(textBytes);
   const runWords = new Uint32Array(runs);
-  const termIds = new Uint32Array(occurrences);
-  const termRuns = new Uint32Array(occurrences);
+  const termIds = new Uint32Array(entries);
+  const termRuns = new Uint16Array(occurrences);
   let t = 0;
   let r = 0;
+  let e = 0;
   let o = 0;
   kept.forEach(({ body, text: bytes, parts }, i) => {
-    docs.set(
-      [bytes.length, parts.starts.length, parts.termIds.length, parts.lead, body.body.length],
-      i * FIELDS,
-    );
+    const e0 = e;
     text.set(bytes, t);
     t += bytes.length;
     let end = 0;
@@ -80,9 +110,16 @@ export function encodeSnippets(
       end = parts.ends[k];
     }
     for (let k = 0; k < parts.termIds.length; k++) {
-      termIds[o] = fileId[parts.termIds[k]];
+      const f = fileId[parts.termIds[k]];
+      const last = e > e0 ? termIds[e - 1] : -1;
+      if (last >= 0 && last >>> COUNT_BITS === f && (last & MAX_COUNT) < MAX_COUNT) termIds[e - 1]++;
+      else termIds[e++] = ((f << COUNT_BITS) | 1) >>> 0;
       termRuns[o++] = parts.termRuns[k];
     }
+    docs.set(
+      [bytes.length, parts.starts.length, e - e0, parts.termIds.length, parts.lead, body.body.length],
+      i * FIELDS,
+    );
   });
   return pack({
     format: FORMAT,
@@ -93,12 +130,13 @@ export function encodeSnippets(
     text,
     runs: toBytes(runWords),
     termIds: toBytes(termIds),
-    termRuns: toBytes(termRuns),
+    termRuns: u16Bytes(termRuns),
   });
 }
 
-/** Whether each run's gap and length fit 16 bits (runs in order, not overlapping). */
+/** Whether the runs can be numbered in 16 bits and each one's gap and length fit 16 bits (in order, not overlapping). */
 function fitsRuns(starts: Uint32Array, ends: Uint32Array): boolean {
+  if (starts.length > U16 + 1) return false;
   let end = 0;
   for (let k = 0; k < starts.length; k++) {
     if (starts[k] < end || starts[k] - end > U16 || ends[k] < starts[k] || ends[k] - starts[k] > U16)
@@ -115,9 +153,10 @@ const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x)
 /** The saved bodies of a persisted index, each read back when first asked for. */
 export class SavedSnippets {
   private readonly at = new Map<string, number>();
-  /** Where each body's text, runs and occurrences begin. */
+  /** Where each body's text, runs, term entries and occurrences begin. */
   private readonly textAt: Uint32Array;
   private readonly runAt: Uint32Array;
+  private readonly entryAt: Uint32Array;
   private readonly occurrenceAt: Uint32Array;
   /** The store's term id of each saved term, for `mappedFor`. */
   private storeId: Uint32Array;
@@ -132,18 +171,21 @@ export class SavedSnippets {
     private readonly text: Uint8Array,
     private readonly runs: Uint32Array,
     private readonly termIds: Uint32Array,
-    private readonly termRuns: Uint32Array,
+    private readonly termRuns: Uint16Array,
     ids: string[],
   ) {
     const n = ids.length;
     this.textAt = new Uint32Array(n + 1);
     this.runAt = new Uint32Array(n + 1);
+    this.entryAt = new Uint32Array(n + 1);
     this.occurrenceAt = new Uint32Array(n + 1);
     for (let i = 0; i < n; i++) {
       this.at.set(ids[i], i);
-      this.textAt[i + 1] = this.textAt[i] + docs[i * FIELDS];
-      this.runAt[i + 1] = this.runAt[i] + docs[i * FIELDS + 1];
-      this.occurrenceAt[i + 1] = this.occurrenceAt[i] + docs[i * FIELDS + 2];
+      // Float sums: a hostile count cannot wrap around to a total that matches.
+      this.textAt[i + 1] = Math.min(U32, this.textAt[i] + docs[i * FIELDS]);
+      this.runAt[i + 1] = Math.min(U32, this.runAt[i] + docs[i * FIELDS + 1]);
+      this.entryAt[i + 1] = Math.min(U32, this.entryAt[i] + docs[i * FIELDS + 2]);
+      this.occurrenceAt[i + 1] = Math.min(U32, this.occurrenceAt[i] + docs[i * FIELDS + 3]);
     }
     this.storeId = new Uint32Array(terms.length);
   }
@@ -170,14 +212,14 @@ export class SavedSnippets {
       const u32 = (b: unknown) => fromBytes(b as Uint8Array, Uint32Array);
       const docs = u32(v.docs);
       const termIds = u32(v.termIds);
-      const termRuns = u32(v.termRuns);
+      const termRuns = u16Of(v.termRuns);
       if (!(v.text instanceof Uint8Array) || docs.length !== ids.length * FIELDS) return undefined;
       const saved = new SavedSnippets(languages, terms, docs, v.text, u32(v.runs), termIds, termRuns, ids);
       const n = ids.length;
       return saved.textAt[n] === v.text.length &&
         saved.runAt[n] === saved.runs.length &&
-        saved.occurrenceAt[n] === termIds.length &&
-        termRuns.length === termIds.length
+        saved.entryAt[n] === termIds.length &&
+        saved.occurrenceAt[n] === termRuns.length
         ? saved
         : undefined;
     } catch {
@@ -199,8 +241,8 @@ export class SavedSnippets {
     if (i === undefined) return undefined;
     const d = i * FIELDS;
     const runCount = this.docs[d + 1];
-    const lead = this.docs[d + 3];
-    if (this.languages[i] !== language || this.docs[d + 4] !== bodyLength) return undefined;
+    const lead = this.docs[d + 4];
+    if (this.languages[i] !== language || this.docs[d + 5] !== bodyLength) return undefined;
     let text: string;
     try {
       text = this.decoder.decode(this.text.subarray(this.textAt[i], this.textAt[i + 1]));
@@ -225,21 +267,26 @@ export class SavedSnippets {
     }
     this.mapTerms(ids);
     let sorted = true;
-    for (let k = 0; k < count; k++) {
-      const f = this.termIds[from + k];
-      const run = this.termRuns[from + k];
-      if (f >= this.terms.length || run >= runCount) return undefined;
+    let k = 0;
+    let before = -1;
+    for (let e = this.entryAt[i]; e < this.entryAt[i + 1]; e++) {
+      const entry = this.termIds[e];
+      const f = entry >>> COUNT_BITS;
+      const n = entry & MAX_COUNT;
       // Saved by term, then run (encodeSnippets): anything else is not a table it wrote.
-      if (k > 0) {
-        const before = this.termIds[from + k - 1];
-        if (f < before || (f === before && run < this.termRuns[from + k - 1])) return undefined;
-      }
+      if (f >= this.terms.length || f < before || n === 0 || k + n > count) return undefined;
       const mapped = this.storeId[f];
-      termIds[k] = mapped;
-      termRuns[k] = run;
-      if (k > 0 && (mapped < termIds[k - 1] || (mapped === termIds[k - 1] && run < termRuns[k - 1])))
-        sorted = false;
+      for (let end = k + n; k < end; k++) {
+        const run = this.termRuns[from + k];
+        if (run >= runCount || (f === before && run < termRuns[k - 1])) return undefined;
+        if (k > 0 && (mapped < termIds[k - 1] || (mapped === termIds[k - 1] && run < termRuns[k - 1])))
+          sorted = false;
+        termIds[k] = mapped;
+        termRuns[k] = run;
+        before = f;
+      }
     }
+    if (k !== count) return undefined;
     // Ids the store gave first (a query's terms) can put them out of order: by term, then run, as prepared.
     if (!sorted) sortOccurrences(termIds, termRuns);
     return SnippetText.of(text, lead, starts, ends, termIds, termRuns);
