@@ -148,7 +148,9 @@ describe('persisted index', () => {
     );
     if (!('snapshot' in read)) throw new Error(read.reason);
     // The index as format 2 laid out the BM25F fields: postings with word positions, no format mark.
-    const raw = unpack(read.snapshot.index) as { index: { bm25f: { fieldNames: string[] } } };
+    // (The lexical index inside the index section, beside the saved snippet bodies since CACHE_FORMAT 17.)
+    const { lexical } = unpack(read.snapshot.index) as { lexical: Uint8Array };
+    const raw = unpack(lexical) as { index: { bm25f: { fieldNames: string[] } } };
     raw.index.bm25f = {
       fieldNames: raw.index.bm25f.fieldNames,
       fields: raw.index.bm25f.fieldNames.map(() => ({
@@ -247,7 +249,7 @@ describe('persisted index', () => {
       expect(header.sections[0][0]).toBe('index');
       const index = body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
       // The leaves are views of `bytes`: the body field's postings, changed where they lie.
-      const saved = unpack(index) as {
+      const saved = unpack((unpack(index) as { lexical: Uint8Array }).lexical) as {
         index: { bm25f: { fieldNames: string[]; fields: Record<typeof part, Uint8Array>[] } };
       };
       const { fieldNames, fields } = saved.index.bm25f;

@@ -18,6 +18,7 @@ import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
+import { pack, unpack } from './packed.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
 import { isIdQuery } from '../storage/ids.js';
@@ -187,18 +188,27 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.remove(id);
   }
 
-  /** The lexical index as bytes (see LexicalIndex.serialize); results are rebuilt from the documents. */
-  serialize(): Promise<Uint8Array> {
-    return this.lexical.serialize();
+  /**
+   * The lexical index as bytes (see LexicalIndex.serialize) with the bodies prepared for snippets
+   * (ResultStore.savePrepared: a restored process's first queries read them instead of making them);
+   * the rest of the results is rebuilt from the documents.
+   */
+  async serialize(): Promise<Uint8Array> {
+    const lexical = await this.lexical.serialize();
+    return pack({ lexical, snippets: await this.resultStore.savePrepared() });
   }
 
   /** Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. */
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
     this.pending = null;
     const all = [...docs];
-    this.lexicalIndex.restore(bytes, all.length > 0 ? all : undefined);
+    const saved = unpack(bytes) as { lexical?: unknown; snippets?: unknown };
+    // Bytes of the lexical index alone (an older layout) are handed over as they are: it refuses them.
+    const lexical = saved.lexical instanceof Uint8Array ? saved.lexical : bytes;
+    this.lexicalIndex.restore(lexical, all.length > 0 ? all : undefined);
     this.resultStore.clear();
     for (const doc of all) this.resultStore.put(doc);
+    if (lexical !== bytes) this.resultStore.restorePrepared(saved.snippets);
     this.resultStore.warm();
     this.rehearse();
   }

@@ -10,6 +10,7 @@
  */
 import { Background } from './background.js';
 import type { DocFacts } from './hybrid.js';
+import { SavedSnippets, encodeSnippets, type SavableBody } from './saved-snippets.js';
 import { SnippetText, TermIds, plainBody, snippetOf, type QueryBits, type Snippet } from './snippet.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
 import type { SearchDocument, TextField } from './types.js';
@@ -44,6 +45,10 @@ interface Stored {
 
 /** Bodies kept prepared for snippets at most (about 5 KB each for a 3 KB body). */
 export const MAX_PREPARED = 20_000;
+/** Documents whose prepared bodies the persisted index keeps at most (and MAX_SAVED_TEXT_BYTES of text). */
+export const MAX_SAVED = 5_000;
+/** A background slice of `warm` goes past 50 bodies while it has run less than this. */
+const WARM_SLICE_MS = 8;
 
 export class ResultStore {
   private readonly docs = new Map<string, Stored>();
@@ -51,6 +56,10 @@ export class ResultStore {
   private readonly prepared = new Map<string, Stored>();
   private readonly termIds = new TermIds();
   private readonly warming = new Background();
+  /** Prepared bodies from a persisted index (restorePrepared), decoded when a body is first prepared. */
+  private saved: SavedSnippets | null = null;
+  /** Counts `clear` and `unprepare`: prepared bodies made before a change are not saved after it. */
+  private generation = 0;
 
   /** Prepare bodies in the background (`warm`); off, each is prepared when a result first needs it. */
   background = true;
@@ -82,6 +91,7 @@ export class ResultStore {
       author: doc.author ?? '',
     });
     this.docs.set(doc.id, entry);
+    this.saved?.forget(doc.id);
   }
 
   /**
@@ -110,13 +120,50 @@ export class ResultStore {
   clear(): void {
     this.docs.clear();
     this.prepared.clear();
+    this.saved = null;
+    this.generation++;
   }
 
   /** Drops every prepared body (their terms changed) and prepares them again in the background. */
   unprepare(): void {
     for (const doc of this.prepared.values()) doc.snippet = undefined;
     this.prepared.clear();
+    this.saved = null;
+    this.generation++;
     this.warm();
+  }
+
+  /**
+   * The prepared bodies as bytes for the persisted index (saved-snippets.ts), every body prepared first
+   * (a batch per tick); undefined for a backlog over MAX_SAVED documents or MAX_SAVED_TEXT_BYTES of text,
+   * or when the bodies changed meanwhile (the next save has them).
+   */
+  async savePrepared(): Promise<Uint8Array | undefined> {
+    const entries = [...this.docs.values()];
+    if (entries.length > MAX_SAVED) return undefined;
+    const generation = this.generation;
+    const current = (doc: Stored) => this.docs.get(doc.fields.id) === doc;
+    for (let i = 0; i < entries.length; i += 50) {
+      for (const doc of entries.slice(i, i + 50)) if (current(doc)) this.prepare(doc);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.generation !== generation) return undefined;
+    }
+    const bodies: SavableBody[] = [];
+    for (const doc of entries) {
+      if (!current(doc)) continue;
+      const id = doc.fields.id;
+      bodies.push({ id, body: doc.body, language: this.languageOf(id) ?? '', snippet: this.prepare(doc) });
+    }
+    return encodeSnippets(bodies, this.termIds);
+  }
+
+  /**
+   * Takes savePrepared()'s bytes of a persisted index whose documents were just put (anything else is
+   * ignored). Its terms get their ids now, before a query gives its own terms theirs (see mapTerms).
+   */
+  restorePrepared(bytes: unknown): void {
+    this.saved = SavedSnippets.decode(bytes) ?? null;
+    this.saved?.mapTerms(this.termIds);
   }
 
   has(id: string): boolean {
@@ -173,9 +220,14 @@ export class ResultStore {
    */
   warm(): void {
     if (this.warming.running || !this.background) return;
-    const pending = [...this.docs.values()].slice(0, MAX_PREPARED);
+    const pending = [...this.docs.values()].slice(0, MAX_PREPARED).reverse();
     this.warming.start(() => {
-      for (const doc of pending.splice(0, 50)) this.prepare(doc);
+      // 50 bodies, and more while the slice is under WARM_SLICE_MS: a body the persisted index kept
+      // prepared costs a twentieth of one prepared from its markdown, and a query that meets a body not
+      // yet prepared prepares it itself.
+      const until = performance.now() + WARM_SLICE_MS;
+      for (let n = 0; pending.length > 0 && (n < 50 || performance.now() < until); n++)
+        this.prepare(pending.pop()!);
       return pending.length === 0;
     });
   }
@@ -193,8 +245,7 @@ export class ResultStore {
       this.prepared.set(id, doc);
       return doc.snippet;
     }
-    const { text, lead } = plainBody(doc.body);
-    doc.snippet = SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(id), lead);
+    doc.snippet = this.fromSaved(doc) ?? this.prepareBody(doc);
     this.prepared.set(id, doc);
     if (this.prepared.size > MAX_PREPARED) {
       const [oldest, evicted] = this.prepared.entries().next().value!;
@@ -202,6 +253,17 @@ export class ResultStore {
       evicted.snippet = undefined;
     }
     return doc.snippet;
+  }
+
+  private prepareBody(doc: Stored): SnippetText {
+    const { text, lead } = plainBody(doc.body);
+    return SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(doc.fields.id), lead);
+  }
+
+  /** The body as the persisted index kept it prepared, if it did for this markdown and language. */
+  private fromSaved(doc: Stored): SnippetText | undefined {
+    const id = doc.fields.id;
+    return this.saved?.take(id, doc.body.length, this.languageOf(id) ?? '', this.termIds);
   }
 
   private stored(id: string): Stored {

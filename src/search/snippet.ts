@@ -71,6 +71,13 @@ export class TermIds {
   private readonly ids = new Map<string, number>();
   private marks: Uint32Array = new Uint32Array(1024);
 
+  /** Every term by its id (saved-snippets.ts writes the terms of the ids it saves). */
+  terms(): string[] {
+    const out = new Array<string>(this.ids.size);
+    for (const [term, id] of this.ids) out[id] = term;
+    return out;
+  }
+
   /** The id of `term`, made on first sight. */
   id(term: string): number {
     let id = this.ids.get(term);
@@ -181,6 +188,31 @@ export class SnippetText {
       termRuns[i] = occurrenceRuns[at];
     }
     return new SnippetText(text, lead, starts, ends, termIds, termRuns);
+  }
+
+  /** A prepared text from its parts (saved-snippets.ts: read back from the persisted index, checked there). */
+  static of(
+    text: string,
+    lead: number,
+    starts: Uint32Array,
+    ends: Uint32Array,
+    termIds: Uint32Array,
+    termRuns: Uint32Array,
+  ): SnippetText {
+    return new SnippetText(text, lead, starts, ends, termIds, termRuns);
+  }
+
+  /** The parts `of` takes (saved-snippets.ts writes them). */
+  parts(): {
+    text: string;
+    lead: number;
+    starts: Uint32Array;
+    ends: Uint32Array;
+    termIds: Uint32Array;
+    termRuns: Uint32Array;
+  } {
+    const { text, lead, starts, ends, termIds, termRuns } = this;
+    return { text, lead, starts, ends, termIds, termRuns };
   }
 
   /** Bytes of the prepared arrays (the text is shared with the document). */

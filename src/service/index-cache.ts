@@ -56,8 +56,10 @@ import { VERSION } from '../version.js';
  * at a multiple of 8 bytes, its leaves too (packed.ts), read where they lie. 17: the diagnostics in a section of
  * their own, decoded when first read; the index's stored documents and its filter trees as bytes of their
  * own, decoded when first read (orama-components.ts); packed JSON always ASCII (no check on read).
+ * 18: the index holds the bodies prepared for snippets beside the lexical index (ResultStore.savePrepared,
+ * saved-snippets.ts).
  */
-export const CACHE_FORMAT = 17;
+export const CACHE_FORMAT = 18;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
