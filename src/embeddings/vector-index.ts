@@ -1,4 +1,12 @@
 import { TopK } from '../search/top-k.js';
+import {
+  compileKernel,
+  wasm,
+  WASM_PAGE,
+  type WasmApi,
+  type WasmMemory,
+  type WasmModule,
+} from './wasm-api.js';
 
 export interface VectorHit {
   docId: string;
@@ -43,32 +51,11 @@ export interface VectorSearchOptions {
 const DOTS_WASM =
   'AGFzbQEAAAABCQFgBX9/f39/AAIPAQNlbnYGbWVtb3J5AgABAwIBAAcIAQRkb3RzAAAKvgIBuwICA38EeyAEQQJ0IQcCQANAIAUgA08NAf0MAAAAAAAAAAAAAAAAAAAAACEI/QwAAAAAAAAAAAAAAAAAAAAAIQn9DAAAAAAAAAAAAAAAAAAAAAAhCv0MAAAAAAAAAAAAAAAAAAAAACELQQAhBgJAA0AgBiAHTw0BIAggACAGav0ABAAgASAGav0ABAD95gH95AEhCCAJIAAgBmr9AAQQIAEgBmr9AAQQ/eYB/eQBIQkgCiAAIAZq/QAEICABIAZq/QAEIP3mAf3kASEKIAsgACAGav0ABDAgASAGav0ABDD95gH95AEhCyAGQcAAaiEGDAALCyAIIAn95AEgCiAL/eQB/eQBIQggAiAI/R8AIAj9HwGSIAj9HwIgCP0fA5KSOAIAIAAgB2ohACACQQRqIQIgBUEBaiEFDAALCws=';
 
-// The parts of the WebAssembly API used here (the project's `lib` has no DOM types).
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-type WasmModule = object;
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => WasmMemory;
-}
-const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
-
 let dotsModule: WasmModule | null | undefined;
 
 /** The compiled kernel, or null where WebAssembly SIMD is not available. */
 function simdKernel(): WasmModule | null {
-  if (dotsModule === undefined) {
-    try {
-      const bytes = Buffer.from(DOTS_WASM, 'base64');
-      dotsModule = wasm && wasm.validate(bytes) ? new wasm.Module(bytes) : null;
-    } catch {
-      dotsModule = null;
-    }
-  }
+  if (dotsModule === undefined) dotsModule = compileKernel(DOTS_WASM);
   return dotsModule;
 }
 
@@ -81,8 +68,6 @@ interface Storage {
   dots(query: Float32Array, rows: number): Float32Array;
   readonly bytes: number;
 }
-
-const PAGE = 65536;
 
 /** Rows in WebAssembly memory: [matrix (capacity x dims)] [query (dims)] [scores (capacity)]. */
 class SimdStorage implements Storage {
@@ -113,7 +98,7 @@ class SimdStorage implements Storage {
     const d = this.dims;
     const need = rows * d * 4 + d * 4 + rows * 4;
     const have = this.memory.buffer.byteLength;
-    if (need > have) this.memory.grow(Math.ceil((need - have) / PAGE));
+    if (need > have) this.memory.grow(Math.ceil((need - have) / WASM_PAGE));
     // The matrix stays at offset 0, so its rows survive; query and scores are scratch and move.
     this.capacity = rows;
     const buf = this.memory.buffer;
