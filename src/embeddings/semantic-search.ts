@@ -444,6 +444,7 @@ export class SemanticSearch implements VectorRetriever {
         // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
         signal: this.stopping.signal,
         transformers: this.options.transformers,
+        firstQuery: this.options.expectedQuery,
       }));
     this.status.warnings.push(...started.warnings);
     const pool = started.embedder;
