@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { endianness } from 'node:os';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compileKernel, wasm, WASM_PAGE, type WasmModule } from './wasm-api.js';
+import { dequantizeKernel, dequantizeRow } from './quantized.js';
+import { wasm, WASM_PAGE } from './wasm-api.js';
 
 /**
  * File layout (little-endian), version 1:
@@ -185,6 +186,18 @@ export class EmbeddingCache {
       else vectors.push(all.subarray(at * d, ++at * d));
     }
     return { vectors, missing };
+  }
+
+  /**
+   * i8 only: the stored rows of `hashes` (undefined where not cached) and the storage they index, for a
+   * VectorIndex to dequantize straight into its matrix (`upsertQuantized`: the vectors `get` gives). The
+   * arrays are the cache's own, valid until the next `put` or `retain`: read them at once, never write.
+   */
+  quantized(
+    hashes: string[],
+  ): { q: Int8Array; scales: Float32Array; rows: (number | undefined)[] } | undefined {
+    if (this.encoding !== 'i8') return undefined;
+    return { q: this.q, scales: this.scales, rows: hashes.map((h) => this.byHash.get(h)) };
   }
 
   /** Stores vectors (a hash already present keeps its vector: same text, same model, same vector). */
@@ -424,29 +437,8 @@ function quantize(v: Float32Array, out: Int8Array, at: number, scales: Float32Ar
   for (let i = 0; i < v.length; i++) out[at + i] = Math.round(v[i] / scale);
 }
 
-/**
- * The kernel of `dequantizeRow` in WebAssembly, for many rows at once: a one-shot hybrid search dequantizes
- * every cached vector (5,692 x 512 on the Backlog.md folder), and it runs before V8's optimizing compiler is
- * on (src/cli/main.ts), where the JavaScript loop took about 0.2 s of CPU. The same operations in the same
- * order (f64 products and sum, each stored value rounded to f32 as a Float32Array store does), so the same
- * bits. Compiled from this text format (wat2wasm):
- *
- *   (module
- *     (import "env" "memory" (memory 1))
- *     ;; for j < n: row = rows[j]; out[j*dims ..] = dequantizeRow(q, scales, row)
- *     (func (export "deq") (param $q i32) (param $scales i32) (param $rows i32) (param $n i32) (param $dims i32) (param $out i32)
- *       ;; base = q + row*dims; scale = f64(scales[row]); o = out + j*dims*4; sum = 0
- *       ;; for i < dims: x = f64(i8 at base+i) * scale; f32 at o+4i = f32(x); sum += x*x
- *       ;; if sum > 0: inv = 1 / sqrt(sum); for i < dims: f32 at o+4i = f32(f64(f32 at o+4i) * inv)
- *     ))
- */
-const DEQUANTIZE_WASM =
-  'AGFzbQEAAAABCgFgBn9/f39/fwACDwEDZW52Bm1lbW9yeQIAAQMCAQAHBwEDZGVxAAAK9AEB8QECBH8EfAJAA0AgBiADTw0BIAAgAiAGQQJ0aigCACAEbGohCCABIAIgBkECdGooAgBBAnRqKgIAuyEKIAUgBiAEbEECdGohCUQAAAAAAAAAACELQQAhBwJAA0AgByAETw0BIAggB2osAAC3IAqiIQwgCSAHQQJ0aiAMtjgCACALIAwgDKKgIQsgB0EBaiEHDAALCyALRAAAAAAAAAAAZARARAAAAAAAAPA/IAufoyENQQAhBwJAA0AgByAETw0BIAkgB0ECdGogCSAHQQJ0aioCALsgDaK2OAIAIAdBAWohBwwACwsLIAZBAWohBgwACwsL';
-
 /** Rows from which the kernel is used: below, copying the whole cache into its memory costs more than it saves. */
 const KERNEL_MIN_ROWS = 64;
-
-let deqModule: WasmModule | null | undefined;
 
 /**
  * Rows `rows` of `q` as unit Float32 vectors, one after the other in one new array (in WebAssembly memory
@@ -454,8 +446,8 @@ let deqModule: WasmModule | null | undefined;
  */
 function dequantizeRows(q: Int8Array, scales: Float32Array, rows: number[], dims: number): Float32Array {
   const n = rows.length;
-  if (n >= KERNEL_MIN_ROWS) deqModule ??= compileKernel(DEQUANTIZE_WASM);
-  if (n < KERNEL_MIN_ROWS || !deqModule || !wasm) {
+  const deqModule = n >= KERNEL_MIN_ROWS ? dequantizeKernel() : null;
+  if (!deqModule || !wasm) {
     const out = new Float32Array(n * dims);
     rows.forEach((row, j) => dequantizeRow(q, scales, row, dims, out, j * dims));
     return out;
@@ -491,27 +483,4 @@ function dequantize(
   out: Float32Array,
 ): void {
   for (let r = 0; r < count; r++) dequantizeRow(q, scales, r, dims, out, r * dims);
-}
-
-/** Row `row` of `q` back to Float32 at `out[at..]`, renormalized; offsets, not subarrays (a view each costs). */
-function dequantizeRow(
-  q: Int8Array,
-  scales: Float32Array,
-  row: number,
-  dims: number,
-  out: Float32Array,
-  at: number,
-): void {
-  const base = row * dims;
-  const scale = scales[row];
-  let sum = 0;
-  for (let i = 0; i < dims; i++) {
-    const x = q[base + i] * scale;
-    out[at + i] = x;
-    sum += x * x;
-  }
-  if (sum > 0) {
-    const inv = 1 / Math.sqrt(sum);
-    for (let i = 0; i < dims; i++) out[at + i] *= inv;
-  }
 }

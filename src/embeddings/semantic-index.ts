@@ -311,21 +311,33 @@ export class SemanticIndex {
           : await this.embedder.embed(toEmbed, 'passage');
     if (toEmbed.length > 0 && !this.embedder.embedAll) options.onProgress?.(chunks, chunks);
     this.cache?.put(slots, fresh);
-    // One pass over the cache for every vector neither kept nor embedded now.
-    const fromCache = new Set<string>();
-    for (const w of work) for (const h of w.hashes) if (!w.kept.has(h) && !embedSlot.has(h)) fromCache.add(h);
-    const cachedList = [...fromCache];
+    // A document whose every vector is in an i8 cache (a process reading the cached vectors) has them
+    // dequantized straight into the index; the others get theirs from one pass over the cache.
+    const fromCache = (w: (typeof work)[number], h: string) => !w.kept.has(h) && !embedSlot.has(h);
+    const direct = new Set<(typeof work)[number]>();
+    if (this.cache?.encoding === 'i8')
+      for (const w of work) if (w.hashes.every((h) => fromCache(w, h))) direct.add(w);
+    const cachedSet = new Set<string>();
+    for (const w of work) if (!direct.has(w)) for (const h of w.hashes) if (fromCache(w, h)) cachedSet.add(h);
+    const cachedList = [...cachedSet];
     const cached = this.cache ? this.cache.get(cachedList).vectors : [];
     const cachedOf = new Map(cachedList.map((h, i) => [h, cached[i]]));
     for (const w of work) {
-      const vectors = w.hashes.map((h) => {
-        const slot = embedSlot.get(h);
-        const v = w.kept.get(h) ?? (slot !== undefined ? fresh[slot] : cachedOf.get(h));
-        if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
-        return v;
-      });
       this.changed();
-      this.index.upsert(w.id, vectors, w.chunks);
+      const rows = direct.has(w) ? this.cache?.quantized(w.hashes) : undefined;
+      if (rows) {
+        const found = rows.rows.filter((r): r is number => r !== undefined);
+        if (found.length !== w.hashes.length) throw new Error(`no vector for a chunk of ${w.id}`);
+        this.index.upsertQuantized(w.id, rows.q, rows.scales, found, w.chunks);
+      } else {
+        const vectors = w.hashes.map((h) => {
+          const slot = embedSlot.get(h);
+          const v = w.kept.get(h) ?? (slot !== undefined ? fresh[slot] : cachedOf.get(h));
+          if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
+          return v;
+        });
+        this.index.upsert(w.id, vectors, w.chunks);
+      }
       this.hashesOf.set(w.id, w.hashes);
       this.setWaiting(w.id, w.waiting);
       if (w.chunks.includes(TITLE_CHUNK)) this.titled.add(w.id);
