@@ -425,6 +425,8 @@ export class SemanticSearch implements VectorRetriever {
     this.status.warnings.push(...this.cache.warnings);
     const index = new SemanticIndex({ embedder, cache: this.cache });
     this.index = index;
+    // Which cached vectors each document has, without chunking it again (chunk-plans.ts).
+    await index.useChunkPlans();
     const docs = items.map(toDoc);
     const { missing, uncovered } = this.countMissing(index, docs);
     if (missing > 0 && uncovered > 0) return this.incomplete(missing);
@@ -691,6 +693,7 @@ export class SemanticSearch implements VectorRetriever {
     if (!this.cache || !this.index) return;
     this.index.pruneCache();
     await this.cache.save();
+    await this.index.saveChunkPlans().catch(() => undefined);
   }
 
   /** Writes pending cache changes. */
