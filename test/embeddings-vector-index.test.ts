@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { EmbeddingCache, hashText } from '../src/embeddings/cache.js';
 import { VectorIndex, type VectorHit } from '../src/embeddings/vector-index.js';
 import { dot, l2normalize } from '../src/embeddings/vector.js';
 
@@ -152,4 +156,45 @@ describe('VectorIndex', () => {
     expect(() => index.search(new Float32Array(3), 1)).toThrow(/dims/);
     expect(() => new VectorIndex(0)).toThrow();
   });
+
+  test.each([512, 24])(
+    "upsertQuantized (dims %i): the same bits as the cache's vectors given to upsert, replacing and removing alike",
+    async (dims) => {
+      const dir = await mkdtemp(join(tmpdir(), 'bs-vi-q-'));
+      try {
+        const next = rng(dims);
+        const texts = Array.from({ length: 90 }, (_, i) => `chunk ${i}`);
+        const cache = await EmbeddingCache.open(dir, 'test:model', dims, { encoding: 'i8' });
+        cache.put(
+          texts.map(hashText),
+          texts.map(() => randomUnit(dims, next)),
+        );
+        const plain = new VectorIndex(dims, 4);
+        const direct = new VectorIndex(dims, 4);
+        expect(direct.simd).toBe(dims % 16 === 0);
+        const docs = Array.from({ length: 30 }, (_, d) =>
+          texts.slice(d * 3, d * 3 + 1 + (d % 3)).map(hashText),
+        );
+        const load = (doc: string[], id: string) => {
+          plain.upsert(id, cache.get(doc).vectors as Float32Array[], [7, 8, 9].slice(0, doc.length));
+          const q = cache.quantized(doc)!;
+          direct.upsertQuantized(id, q.q, q.scales, q.rows as number[], [7, 8, 9].slice(0, doc.length));
+        };
+        docs.forEach((doc, d) => load(doc, `d${d}`));
+        load(docs[5], 'd1'); // replaced
+        plain.remove('d2');
+        direct.remove('d2');
+        const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length));
+        for (const id of plain.docIds())
+          expect(direct.vectors(id).map(bits)).toEqual(plain.vectors(id).map(bits));
+        const query = randomUnit(dims, next);
+        expect(direct.search(query, 40)).toEqual(plain.search(query, 40));
+        expect(() => direct.upsertQuantized('x', new Int8Array(dims), new Float32Array(1), [1])).toThrow(
+          /row/,
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

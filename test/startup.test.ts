@@ -277,6 +277,10 @@ describe('start-up (issue #23)', () => {
   it('with every chunk embedded, the model loads only for a query that needs a vector', async () => {
     const bundled = ['--dir', dir, '--embeddings', 'bundled'];
     await run(process.execPath, [cli, ...bundled, 'index']);
+    // Each document's chunk hashes beside the vectors (chunk-plans.ts): the one-shot below does not chunk again.
+    expect(
+      (await readdir(join(dir, '.cache'))).filter((f) => /^embeddings-.*\.bin\.chunks$/.test(f)),
+    ).toHaveLength(1);
     // English-only model, Cyrillic query: bm25, from the cached vectors' state alone.
     const other = await traced([...bundled, 'search', 'вход', '--json'], bin);
     expect(JSON.parse(other.stdout).warnings.join(' ')).toContain('English-only');

@@ -218,7 +218,7 @@ function cutLongText(text: string, maxChars: number): string {
  * Texts are tokenized here and cut to the 128 tokens the model reads (it ignores the rest anyway), which
  * saves the tokenizer's quadratic work on long texts; vectors come back as Float32Array.
  */
-export async function createBundledEmbedder(): Promise<Embedder> {
+export async function createBundledEmbedder(options: { firstQuery?: string } = {}): Promise<Embedder> {
   // CommonJS packages, required: import() would first scan TF.js's large file for its exports (~150 ms).
   const require = createRequire(import.meta.url);
   const embeddings = require('@energetic-ai/embeddings') as EmbeddingsModule;
@@ -301,12 +301,18 @@ export async function createBundledEmbedder(): Promise<Embedder> {
     }
   };
 
-  const probe = await run(['dimension probe']);
+  // The model's first run costs several times a later one (XNNPACK packs the weights then: ~0.3 s of CPU).
+  // It is made on the query about to be asked when there is one: the same vector as a later run gives
+  // (test/embeddings-bundled.test.ts), and the query then costs no run of its own.
+  const firstQuery =
+    options.firstQuery !== undefined && /\S/.test(options.firstQuery) ? options.firstQuery : undefined;
+  const probe = await run([firstQuery ?? 'dimension probe']);
   const dims = probe[0].length;
   return {
     id: bundledId(),
     dims,
     maxTokens: BUNDLED_MAX_TOKENS,
+    ...(firstQuery !== undefined ? { first: { text: firstQuery, vector: probe[0] } } : {}),
     // USE Lite has no query/passage prefixes: `kind` changes nothing.
     embed: (texts: string[]) => embedNonEmpty(texts, dims, run),
   };

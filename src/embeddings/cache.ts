@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { endianness } from 'node:os';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { dequantizeKernel, dequantizeRow } from './quantized.js';
+import { wasm, WASM_PAGE } from './wasm-api.js';
 
 /**
  * File layout (little-endian), version 1:
@@ -109,15 +111,6 @@ export class EmbeddingCache {
     return this.encoding === 'f32' ? this.arena.length / this.dims : this.scales.length;
   }
 
-  /** Row `row` as a Float32 unit vector (a view in f32, a new array in i8). */
-  private vector(row: number): Float32Array {
-    const d = this.dims;
-    if (this.encoding === 'f32') return this.arena.subarray(row * d, row * d + d);
-    const out = new Float32Array(d);
-    dequantize(this.q.subarray(row * d, row * d + d), this.scales.subarray(row, row + 1), 1, d, out);
-    return out;
-  }
-
   /**
    * Opens the cache of `modelId` in `dir`, loading its file when there is a valid one (in either encoding;
    * the next save writes `options.encoding`). Never throws on a bad file.
@@ -175,14 +168,36 @@ export class EmbeddingCache {
   get(hashes: string[]): { vectors: (Float32Array | undefined)[]; missing: number[] } {
     const vectors: (Float32Array | undefined)[] = [];
     const missing: number[] = [];
+    const rows: number[] = [];
     hashes.forEach((h, i) => {
       const row = this.byHash.get(h);
-      if (row === undefined) {
-        vectors.push(undefined);
-        missing.push(i);
-      } else vectors.push(this.vector(row));
+      if (row === undefined) missing.push(i);
+      rows.push(row ?? -1);
     });
+    // i8: every vector dequantized into one new array, each a view of its part (an array per vector, 5,692
+    // on the Backlog.md folder, cost a one-shot hybrid search its allocations and the collections they set off).
+    const d = this.dims;
+    const found = rows.filter((r) => r >= 0);
+    const all = this.encoding === 'i8' ? dequantizeRows(this.q, this.scales, found, d) : null;
+    let at = 0;
+    for (const row of rows) {
+      if (row < 0) vectors.push(undefined);
+      else if (!all) vectors.push(this.arena.subarray(row * d, row * d + d));
+      else vectors.push(all.subarray(at * d, ++at * d));
+    }
     return { vectors, missing };
+  }
+
+  /**
+   * i8 only: the stored rows of `hashes` (undefined where not cached) and the storage they index, for a
+   * VectorIndex to dequantize straight into its matrix (`upsertQuantized`: the vectors `get` gives). The
+   * arrays are the cache's own, valid until the next `put` or `retain`: read them at once, never write.
+   */
+  quantized(
+    hashes: string[],
+  ): { q: Int8Array; scales: Float32Array; rows: (number | undefined)[] } | undefined {
+    if (this.encoding !== 'i8') return undefined;
+    return { q: this.q, scales: this.scales, rows: hashes.map((h) => this.byHash.get(h)) };
   }
 
   /** Stores vectors (a hash already present keeps its vector: same text, same model, same vector). */
@@ -422,6 +437,43 @@ function quantize(v: Float32Array, out: Int8Array, at: number, scales: Float32Ar
   for (let i = 0; i < v.length; i++) out[at + i] = Math.round(v[i] / scale);
 }
 
+/** Rows from which the kernel is used: below, copying the whole cache into its memory costs more than it saves. */
+const KERNEL_MIN_ROWS = 64;
+
+/**
+ * Rows `rows` of `q` as unit Float32 vectors, one after the other in one new array (in WebAssembly memory
+ * of its own when the kernel runs: nothing else writes there, so views of it never change).
+ */
+function dequantizeRows(q: Int8Array, scales: Float32Array, rows: number[], dims: number): Float32Array {
+  const n = rows.length;
+  const deqModule = n >= KERNEL_MIN_ROWS ? dequantizeKernel() : null;
+  if (!deqModule || !wasm) {
+    const out = new Float32Array(n * dims);
+    rows.forEach((row, j) => dequantizeRow(q, scales, row, dims, out, j * dims));
+    return out;
+  }
+  // [out: n x dims f32] [scales f32] [rows i32] [q i8]
+  const outAt = 0;
+  const scalesAt = outAt + n * dims * 4;
+  const rowsAt = scalesAt + scales.byteLength;
+  const qAt = rowsAt + n * 4;
+  const memory = new wasm.Memory({ initial: Math.ceil((qAt + q.byteLength) / WASM_PAGE) });
+  const { exports } = new wasm.Instance(deqModule, { env: { memory } });
+  const buf = memory.buffer;
+  new Float32Array(buf, scalesAt, scales.length).set(scales);
+  new Int32Array(buf, rowsAt, n).set(rows);
+  new Int8Array(buf, qAt, q.length).set(q);
+  (exports.deq as (q: number, s: number, r: number, n: number, d: number, o: number) => void)(
+    qAt,
+    scalesAt,
+    rowsAt,
+    n,
+    dims,
+    outAt,
+  );
+  return new Float32Array(buf, outAt, n * dims);
+}
+
 /** Int8 rows back to Float32, renormalized to unit length (a zero vector stays zero). */
 function dequantize(
   q: Int8Array,
@@ -430,17 +482,5 @@ function dequantize(
   dims: number,
   out: Float32Array,
 ): void {
-  for (let r = 0; r < count; r++) {
-    const base = r * dims;
-    let sum = 0;
-    for (let i = 0; i < dims; i++) {
-      const x = q[base + i] * scales[r];
-      out[base + i] = x;
-      sum += x * x;
-    }
-    if (sum > 0) {
-      const inv = 1 / Math.sqrt(sum);
-      for (let i = 0; i < dims; i++) out[base + i] *= inv;
-    }
-  }
+  for (let r = 0; r < count; r++) dequantizeRow(q, scales, r, dims, out, r * dims);
 }

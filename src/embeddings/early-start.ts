@@ -40,6 +40,8 @@ export function startModelEarly(options: {
       workers: 1,
       signal: stop.signal,
       transformers: options.transformers,
+      // The model's first run embeds the query: its vector is ready when the model is.
+      firstQuery: options.query,
     });
     return { id: described.id, started, stop };
   })().catch(() => undefined);

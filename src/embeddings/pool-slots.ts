@@ -46,6 +46,7 @@ export type WorkerReply =
       dims: number;
       maxTokens: number | undefined;
       warnings: string[];
+      first?: { text: string; vector: Float32Array };
     }
   | { type: 'result'; job: number; data: Float32Array }
   | { type: 'memory'; memory: WorkerMemory }
@@ -82,6 +83,8 @@ export interface Ready {
   dims: number;
   maxTokens: number | undefined;
   warnings: string[];
+  /** The first query (`EmbedderOptions.firstQuery`) and its vector, when the worker embedded it while loading. */
+  first?: { text: string; vector: Float32Array };
 }
 
 /** Where tsx's ESM API lives, to run worker.ts from source (tests, tsx) where there is no compiled worker.js. */

@@ -171,12 +171,16 @@ export class EmbeddingPool implements Embedder {
       provider,
       options: { transformers: { threads: 1, ...options.transformers } },
     };
+    const first = options.firstQuery;
     const timeout = options.startTimeoutMs ?? 120_000;
     const started = await Promise.all(
       Array.from({ length: count }, () =>
-        startThread(init, timeout, options.resourceLimits, options.signal).catch(
-          (err: unknown) => new Error(message(err)),
-        ),
+        startThread(
+          first === undefined ? init : { ...init, options: { ...init.options, firstQuery: first } },
+          timeout,
+          options.resourceLimits,
+          options.signal,
+        ).catch((err: unknown) => new Error(message(err))),
       ),
     );
     const warnings = new Set<string>();
@@ -204,6 +208,9 @@ export class EmbeddingPool implements Embedder {
       } else pool.addThread(s.worker);
     }
     pool.target = pool.slots.length;
+    // The first query, embedded while the model loaded: its answer is waiting in the query cache.
+    const warm = canonical.first;
+    if (warm && warm.vector.length === pool.dims) pool.remember(warm.text, warm.vector);
     return { embedder: pool, provider: canonical.provider, warnings: [...warnings] };
   }
 
@@ -433,12 +440,7 @@ export class EmbeddingPool implements Embedder {
         attempts: 0,
         settled: false,
         resolve: ([v]) => {
-          if (this.queryCacheSize > 0) {
-            this.queryCache.set(text, v);
-            if (this.queryCache.size > this.queryCacheSize) {
-              this.queryCache.delete(this.queryCache.keys().next().value as string);
-            }
-          }
+          this.remember(text, v);
           resolve(v);
         },
         reject,
@@ -447,6 +449,14 @@ export class EmbeddingPool implements Embedder {
     }).finally(() => this.inflight.delete(text));
     this.inflight.set(text, p);
     return p;
+  }
+
+  /** Keeps a query's vector in the LRU cache. */
+  private remember(text: string, v: Float32Array): void {
+    if (this.queryCacheSize <= 0) return;
+    this.queryCache.set(text, v);
+    if (this.queryCache.size > this.queryCacheSize)
+      this.queryCache.delete(this.queryCache.keys().next().value as string);
   }
 
   /** Stops the workers (a busy one at once: its batch is abandoned); queued work is rejected. */

@@ -78,7 +78,8 @@ export async function resolveEmbedder(
   }
 
   try {
-    const embedder = await (options.loaders?.bundled ?? createBundledEmbedder)();
+    const load = options.loaders?.bundled;
+    const embedder = await (load ? load() : createBundledEmbedder({ firstQuery: options.firstQuery }));
     return { embedder, provider: 'bundled', warnings };
   } catch (err) {
     warnings.push(`bundled provider failed to load (${message(err)}); search stays lexical`);

@@ -1,5 +1,12 @@
 import { hashText, type EmbeddingCache } from './cache.js';
 import { chunkOptionsFor, chunkText, type ChunkOptions } from './chunk.js';
+import {
+  chunkerFingerprint,
+  chunkPlansPath,
+  documentKey,
+  readChunkPlans,
+  writeChunkPlans,
+} from './chunk-plans.js';
 import { GIBBERISH_GATE, gibberishScore, keptGibberishCentroid } from './gibberish.js';
 import type { EmbedAllOptions } from './pool.js';
 import type { Embedder } from './types.js';
@@ -111,7 +118,10 @@ export interface SemanticUpsertResult {
 interface Plan {
   title: string;
   body: string;
-  texts: string[];
+  /** documentKey(title, body). */
+  key: string;
+  /** Chunked when first read for a plan from the chunk plans file (chunk-plans.ts). */
+  readonly texts: string[];
   hashes: string[];
   /** The title as a chunk of its own; null when empty or the same as a chunk (a document with no body). */
   titleText: string | null;
@@ -142,6 +152,12 @@ export class SemanticIndex {
   private waitingTotal = 0;
   /** Documents indexed with their title row. */
   private readonly titled = new Set<string>();
+  /** The key (documentKey) of each document indexed. */
+  private readonly keyOf = new Map<string, string>();
+  /** Chunk hashes by document key, read from the chunk plans file (useChunkPlans). */
+  private known = new Map<string, string[]>();
+  /** `changes` when the chunk plans file was last written or read. */
+  private plansAt = -1;
   private gibberish: Promise<Float32Array> | undefined;
   /**
    * The answers of recent unfiltered searches (query and k), least recently used first; emptied by every
@@ -200,21 +216,64 @@ export class SemanticIndex {
   }
 
   private plan(doc: SemanticDocument): Plan {
-    const known = this.plans.get(doc.id);
-    if (known && known.title === doc.title && known.body === doc.body) return known;
-    const texts = chunkText(doc.title, doc.body, this.chunkOptions).map((c) => c.text);
+    const planned = this.plans.get(doc.id);
+    if (planned && planned.title === doc.title && planned.body === doc.body) return planned;
+    const key = documentKey(doc.title, doc.body);
+    const chunk = () => chunkText(doc.title, doc.body, this.chunkOptions).map((c) => c.text);
+    const known = this.known.get(key);
+    let texts = known ? undefined : chunk();
+    const hashes = known ?? texts!.map(hashText);
     const title = doc.title.trim();
-    const titleText = title.length > 0 && !texts.includes(title) ? title : null;
+    // A chunk that is the title alone has the title's hash (the same text).
+    const titleText = title.length > 0 && !hashes.includes(hashText(title)) ? title : null;
     const plan: Plan = {
       title: doc.title,
       body: doc.body,
-      texts,
-      hashes: texts.map(hashText),
+      key,
+      get texts() {
+        if (texts) return texts;
+        texts = chunk();
+        if (texts.map(hashText).join() !== hashes.join())
+          throw new Error('the chunk plans file does not match the chunker (chunk-plans.ts)');
+        return texts;
+      },
+      hashes,
       titleText,
       titleHash: titleText === null ? null : hashText(titleText),
     };
     this.plans.set(doc.id, plan);
     return plan;
+  }
+
+  private plansFile(): { path: string; fingerprint: string } | undefined {
+    if (!this.cache) return undefined;
+    return {
+      path: chunkPlansPath(this.cache.path),
+      fingerprint: chunkerFingerprint(this.embedder.id, this.chunkOptions),
+    };
+  }
+
+  /**
+   * Reads the chunk plans file beside the cache (chunk-plans.ts): documents upserted from now on whose key
+   * is there are not chunked again. For processes that only read cached vectors.
+   */
+  async useChunkPlans(): Promise<void> {
+    const file = this.plansFile();
+    if (file) this.known = await readChunkPlans(file.path, file.fingerprint);
+  }
+
+  /** Writes the chunk plans file beside the cache: every document indexed in full. Not again until the index changes. */
+  async saveChunkPlans(): Promise<void> {
+    const file = this.plansFile();
+    if (!file || this.plansAt === this.changes) return;
+    const changes = this.changes;
+    const plans: [string, string[]][] = [];
+    for (const [id, hashes] of this.hashesOf) {
+      const key = this.keyOf.get(id);
+      if (key !== undefined && this.waitingFor(id) === 0 && !this.titled.has(id)) plans.push([key, hashes]);
+    }
+    await writeChunkPlans(file.path, file.fingerprint, plans);
+    this.plansAt = changes;
   }
 
   private setWaiting(id: string, n: number): void {
@@ -237,6 +296,7 @@ export class SemanticIndex {
       chunks: number[];
       kept: Map<string, Float32Array>;
       waiting: number;
+      key: string;
     }[] = [];
     const toEmbed: string[] = [];
     const embedSlot = new Map<string, number>();
@@ -246,6 +306,7 @@ export class SemanticIndex {
       const plan = this.plan(doc);
       const before = this.hashesOf.get(doc.id);
       if (before && this.waitingFor(doc.id) === 0 && sameList(before, plan.hashes)) {
+        this.keyOf.set(doc.id, plan.key); // the same chunks from another text (spacing, say)
         this.plans.delete(doc.id);
         unchanged++;
         continue;
@@ -285,7 +346,7 @@ export class SemanticIndex {
         continue;
       }
       waiting += missing.length - now.size;
-      work.push({ id: doc.id, hashes, chunks, kept, waiting: missing.length - now.size });
+      work.push({ id: doc.id, hashes, chunks, kept, waiting: missing.length - now.size, key: plan.key });
     }
     const chunks = work.reduce((n, w) => n + w.hashes.length, 0);
     const reused = chunks - toEmbed.length;
@@ -311,22 +372,35 @@ export class SemanticIndex {
           : await this.embedder.embed(toEmbed, 'passage');
     if (toEmbed.length > 0 && !this.embedder.embedAll) options.onProgress?.(chunks, chunks);
     this.cache?.put(slots, fresh);
-    // One pass over the cache for every vector neither kept nor embedded now.
-    const fromCache = new Set<string>();
-    for (const w of work) for (const h of w.hashes) if (!w.kept.has(h) && !embedSlot.has(h)) fromCache.add(h);
-    const cachedList = [...fromCache];
+    // A document whose every vector is in an i8 cache (a process reading the cached vectors) has them
+    // dequantized straight into the index; the others get theirs from one pass over the cache.
+    const fromCache = (w: (typeof work)[number], h: string) => !w.kept.has(h) && !embedSlot.has(h);
+    const direct = new Set<(typeof work)[number]>();
+    if (this.cache?.encoding === 'i8')
+      for (const w of work) if (w.hashes.every((h) => fromCache(w, h))) direct.add(w);
+    const cachedSet = new Set<string>();
+    for (const w of work) if (!direct.has(w)) for (const h of w.hashes) if (fromCache(w, h)) cachedSet.add(h);
+    const cachedList = [...cachedSet];
     const cached = this.cache ? this.cache.get(cachedList).vectors : [];
     const cachedOf = new Map(cachedList.map((h, i) => [h, cached[i]]));
     for (const w of work) {
-      const vectors = w.hashes.map((h) => {
-        const slot = embedSlot.get(h);
-        const v = w.kept.get(h) ?? (slot !== undefined ? fresh[slot] : cachedOf.get(h));
-        if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
-        return v;
-      });
       this.changed();
-      this.index.upsert(w.id, vectors, w.chunks);
+      const rows = direct.has(w) ? this.cache?.quantized(w.hashes) : undefined;
+      if (rows) {
+        const found = rows.rows.filter((r): r is number => r !== undefined);
+        if (found.length !== w.hashes.length) throw new Error(`no vector for a chunk of ${w.id}`);
+        this.index.upsertQuantized(w.id, rows.q, rows.scales, found, w.chunks);
+      } else {
+        const vectors = w.hashes.map((h) => {
+          const slot = embedSlot.get(h);
+          const v = w.kept.get(h) ?? (slot !== undefined ? fresh[slot] : cachedOf.get(h));
+          if (!v) throw new Error(`no vector for a chunk of ${w.id}`);
+          return v;
+        });
+        this.index.upsert(w.id, vectors, w.chunks);
+      }
       this.hashesOf.set(w.id, w.hashes);
+      this.keyOf.set(w.id, w.key);
       this.setWaiting(w.id, w.waiting);
       if (w.chunks.includes(TITLE_CHUNK)) this.titled.add(w.id);
       else this.titled.delete(w.id);
@@ -337,6 +411,7 @@ export class SemanticIndex {
   remove(id: string): boolean {
     this.changed();
     this.hashesOf.delete(id);
+    this.keyOf.delete(id);
     this.setWaiting(id, 0);
     this.titled.delete(id);
     return this.index.remove(id);

@@ -425,6 +425,8 @@ export class SemanticSearch implements VectorRetriever {
     this.status.warnings.push(...this.cache.warnings);
     const index = new SemanticIndex({ embedder, cache: this.cache });
     this.index = index;
+    // Which cached vectors each document has, without chunking it again (chunk-plans.ts).
+    await index.useChunkPlans();
     const docs = items.map(toDoc);
     const { missing, uncovered } = this.countMissing(index, docs);
     if (missing > 0 && uncovered > 0) return this.incomplete(missing);
@@ -444,6 +446,7 @@ export class SemanticSearch implements VectorRetriever {
         // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
         signal: this.stopping.signal,
         transformers: this.options.transformers,
+        firstQuery: this.options.expectedQuery,
       }));
     this.status.warnings.push(...started.warnings);
     const pool = started.embedder;
@@ -690,6 +693,7 @@ export class SemanticSearch implements VectorRetriever {
     if (!this.cache || !this.index) return;
     this.index.pruneCache();
     await this.cache.save();
+    await this.index.saveChunkPlans().catch(() => undefined);
   }
 
   /** Writes pending cache changes. */

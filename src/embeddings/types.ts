@@ -13,6 +13,8 @@ export interface Embedder {
   readonly maxTokens?: number;
   embed(texts: string[], kind?: EmbedKind): Promise<Float32Array[]>;
   close?(): Promise<void>;
+  /** `EmbedderOptions.firstQuery` and its vector, when the embedder embedded it while loading. */
+  readonly first?: { text: string; vector: Float32Array };
 }
 
 /** `auto`: transformers when its model is available locally (or remote loading is allowed and reachable), else bundled, else none. */
@@ -55,6 +57,12 @@ export interface TransformersOptions {
 
 export interface EmbedderOptions {
   transformers?: TransformersOptions;
+  /**
+   * A query about to be asked (a one-shot search's): the bundled model embeds it as the first run it makes
+   * while loading anyway, and gives its vector back with the embedder (`first`), so the query costs no run
+   * of its own. Other providers ignore it.
+   */
+  firstQuery?: string;
   /** Replaces how a provider is loaded (tests inject failing or counting providers). */
   loaders?: Partial<Record<'transformers' | 'bundled', () => Promise<Embedder>>>;
 }

