@@ -1,4 +1,5 @@
-import { readdir, readFile, rm, mkdtemp, writeFile, truncate } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile, rm, mkdtemp, symlink, writeFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
@@ -116,6 +117,21 @@ describe('EmbeddingCache', () => {
     const fixed = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(fixed.warnings).toEqual([]);
     expect(fixed.size).toBe(1);
+  });
+
+  test('a link or a FIFO planted as the cache is neither followed nor waited on (a link to /dev/zero never ends)', async () => {
+    const path = cacheFileFor(dir, MODEL);
+    await symlink('/dev/zero', path);
+    expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    const linked = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(linked.size).toBe(0);
+    expect(linked.warnings[0]).toMatch(/unreadable/);
+    await rm(path);
+    execFileSync('mkfifo', [path]);
+    expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    const fifo = await EmbeddingCache.open(dir, MODEL, DIMS);
+    expect(fifo.size).toBe(0);
+    expect(fifo.warnings[0]).toMatch(/not a regular file/);
   });
 
   test('another model or dims: stale, ignored with a warning', async () => {

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -73,6 +74,13 @@ describe('chunk plans beside the embedding cache', () => {
     await writeFile(path, bytes);
     expect((await readChunkPlans(path, chunkerFingerprint(MODEL, index.chunkOptions))).size).toBe(0);
     await writeFile(path, bytes.subarray(0, 40));
+    expect((await readChunkPlans(path, chunkerFingerprint(MODEL, index.chunkOptions))).size).toBe(0);
+    // A link to /dev/zero (read like a file, it never ends) or a FIFO: not read, not waited on.
+    await rm(path);
+    await symlink('/dev/zero', path);
+    expect((await readChunkPlans(path, chunkerFingerprint(MODEL, index.chunkOptions))).size).toBe(0);
+    await rm(path);
+    execFileSync('mkfifo', [path]);
     expect((await readChunkPlans(path, chunkerFingerprint(MODEL, index.chunkOptions))).size).toBe(0);
   });
 

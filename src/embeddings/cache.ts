@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { endianness } from 'node:os';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { openRegularFile, readRegularFile } from '../storage/read-file.js';
 import { join } from 'node:path';
 import { dequantizeKernel, dequantizeRow } from './quantized.js';
 import { wasm, WASM_PAGE } from './wasm-api.js';
@@ -133,7 +134,7 @@ export class EmbeddingCache {
   static async peekDims(dir: string, modelId: string): Promise<number | undefined> {
     let fh;
     try {
-      fh = await open(cacheFileFor(dir, modelId), 'r');
+      fh = await openRegularFile(cacheFileFor(dir, modelId));
       const head = Buffer.alloc(HEADER_BYTES);
       const { bytesRead } = await fh.read(head, 0, HEADER_BYTES, 0);
       if (bytesRead < HEADER_BYTES || !head.subarray(0, 8).equals(MAGIC)) return undefined;
@@ -356,7 +357,7 @@ export class EmbeddingCache {
   private async load(): Promise<void> {
     let buf: Buffer;
     try {
-      buf = await readFile(this.path);
+      ({ bytes: buf } = await readRegularFile(this.path));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
         this.warnings.push(

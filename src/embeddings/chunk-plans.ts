@@ -12,7 +12,7 @@
  * the SHA-1 of everything before it.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readRegularFile } from '../storage/read-file.js';
 import { writeFileAtomic } from '../storage/write-file.js';
 import { chunkText, type ChunkOptions } from './chunk.js';
 
@@ -67,7 +67,7 @@ export async function readChunkPlans(path: string, fingerprint: string): Promise
   const plans = new Map<string, string[]>();
   let buf: Buffer;
   try {
-    buf = await readFile(path);
+    ({ bytes: buf } = await readRegularFile(path));
   } catch {
     return plans;
   }

@@ -21,11 +21,12 @@
  * checks (packed.ts, index-cache.ts, the index's loads) still refuse malformed bytes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, read, type BigIntStats } from 'node:fs';
-import { chmod, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read, type BigIntStats } from 'node:fs';
+import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import { userConfigDir } from '../storage/user-config.js';
+import { openRegularFile, READ_FLAGS, readRegularFile } from '../storage/read-file.js';
 
 const MAGIC = Buffer.from('BLSCACH2');
 const STAMP_MAGIC = Buffer.from('BLSSTMP1');
@@ -100,12 +101,6 @@ interface FileRead {
   stat: BigIntStats;
 }
 
-/**
- * How the cache and its stamp are opened: never through a symbolic link (a cloned `.cache/` could point
- * one at the user's files), never waiting on a FIFO; the caller then checks it is a regular file.
- */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 /** Where a file's stamp is kept: beside it. */
 export function stampPath(path: string): string {
   return `${path}.stamp`;
@@ -143,11 +138,11 @@ export async function stampSignedFile(path: string, stat: BigIntStats, signature
 
 /** The stamp's bytes when it is a regular file of exactly `size` bytes, else null. */
 async function readStamp(path: string, size: number): Promise<Buffer | null> {
-  const fh = await open(stampPath(path), READ_FLAGS).catch(() => null);
+  const fh = await openRegularFile(stampPath(path)).catch(() => null);
   if (!fh) return null;
   try {
     const st = await fh.stat();
-    if (!st.isFile() || st.size !== size) return null;
+    if (st.size !== size) return null;
     const bytes = Buffer.alloc(size);
     const { bytesRead } = await fh.read(bytes, 0, size, 0);
     return bytesRead === size ? bytes : null;
@@ -189,18 +184,8 @@ export async function readSignedFile(path: string): Promise<SignedRead> {
 }
 
 /** The file's bytes and status (null: no such file, or it cannot be read). */
-async function readWithStat(path: string): Promise<FileRead | null> {
-  const fh = await open(path, READ_FLAGS).catch(() => null);
-  if (!fh) return null;
-  try {
-    if (!(await fh.stat()).isFile()) return null;
-    const bytes = await fh.readFile();
-    return { bytes, stat: await fh.stat({ bigint: true }) };
-  } catch {
-    return null;
-  } finally {
-    await fh.close();
-  }
+function readWithStat(path: string): Promise<FileRead | null> {
+  return readRegularFile(path).catch(() => null);
 }
 
 /** Reads started by prefetchSignedFile (null: it could not read the whole file; readSignedFile tries again). */
