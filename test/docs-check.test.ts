@@ -29,6 +29,7 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--cpu-prof-interval',
     '--input-type',
     // V8 flags tried for a one-shot lookup (docs/ablation.md; src/cli/main.ts sets the first three).
+    '--no-turbofan',
     '--no-opt',
     '--opt',
     '--semi-space-growth-factor',
