@@ -19,11 +19,10 @@ import {
   truncate,
   writeFile,
 } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempBacklog } from './helpers.js';
+import { builtPackage, ROOT, tempBacklog } from './helpers.js';
 
 const run = promisify(execFile);
 const PROBE = join(ROOT, 'test', 'code-cache-probe.mjs');
@@ -34,21 +33,7 @@ let dir: string;
 let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  base = await mkdtemp(join(tmpdir(), 'bs-codecache-'));
-  await run(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      'tsconfig.json',
-      '--outDir',
-      join(base, 'dist'),
-    ],
-    { cwd: ROOT },
-  );
-  await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
-  await run('ln', ['-s', join(ROOT, 'node_modules'), join(base, 'node_modules')]);
-  await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
+  base = await builtPackage('bs-codecache-');
   bin = join(base, 'dist', 'bin', 'backlog-search.js');
   ({ dir, cleanup } = await tempBacklog());
   await run(process.execPath, [bin, '--dir', dir, 'list', '-n', '1'], {

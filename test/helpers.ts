@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -110,4 +110,19 @@ export async function stopped(child: ChildProcess, ms = 20_000): Promise<boolean
   const ok = await Promise.race([exited, timer]);
   if (!ok) child.kill('SIGKILL');
   return ok;
+}
+
+/**
+ * The package as built, in a temp folder: dist/ (tsc, then the bundled command in dist/bin/) beside a
+ * package.json (version.ts reads it) and this checkout's node_modules. Returns the folder.
+ */
+export async function builtPackage(prefix: string): Promise<string> {
+  const run = promisify(execFile);
+  const base = await mkdtemp(join(tmpdir(), prefix));
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', join(base, 'dist')], { cwd: ROOT });
+  await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
+  await symlink(join(ROOT, 'node_modules'), join(base, 'node_modules'));
+  await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
+  return base;
 }

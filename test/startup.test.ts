@@ -9,12 +9,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKLOG_MD_FIXTURE, ROOT, tempBacklog } from './helpers.js';
+import { BACKLOG_MD_FIXTURE, builtPackage, ROOT, tempBacklog } from './helpers.js';
 
 const run = promisify(execFile);
 const HOOK = join(ROOT, 'test', 'module-log.mjs');
@@ -48,21 +47,7 @@ let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
   // The package as built: dist/ beside a package.json (version.ts reads it) and this checkout's node_modules.
-  base = await mkdtemp(join(tmpdir(), 'bs-startup-'));
-  await run(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      'tsconfig.json',
-      '--outDir',
-      join(base, 'dist'),
-    ],
-    { cwd: ROOT },
-  );
-  await writeFile(join(base, 'package.json'), await readFile(join(ROOT, 'package.json')));
-  await run('ln', ['-s', join(ROOT, 'node_modules'), join(base, 'node_modules')]);
-  await run(process.execPath, [join(ROOT, 'scripts', 'bundle-cli.mjs'), '--dist', join(base, 'dist')]);
+  base = await builtPackage('bs-startup-');
   cli = join(base, 'dist', 'cli', 'main.js');
   bin = join(base, 'dist', 'bin', 'backlog-search.js');
   const starts: number[] = [];
