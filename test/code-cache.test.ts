@@ -70,6 +70,15 @@ async function search(
   return { answer: { ...JSON.parse(stdout), took_ms: 0 }, compiled };
 }
 
+/** What the run's log says of the chunk whose cache file is `file` (named `<chunk>.<hex>`). */
+function compiledOf(compiled: Compiled[], file: string): Compiled {
+  const chunk = file
+    .split('/')
+    .pop()!
+    .replace(/\.[0-9a-f]+$/, '');
+  return compiled.find((c) => c.chunk === chunk)!;
+}
+
 /** The cache files under `xdg`: path -> inode. */
 async function cacheFiles(xdg: string): Promise<Map<string, number>> {
   const files = new Map<string, number>();
@@ -122,12 +131,7 @@ describe('the code cache (issue #23)', () => {
     await writeFile(foreign, Buffer.concat([own.subarray(0, 20), theirs.subarray(20)]));
     const second = await search(xdg);
     expect(second.answer).toEqual(answer);
-    const chunkOf = (f: string) =>
-      f
-        .split('/')
-        .pop()!
-        .replace(/\.[0-9a-f]+$/, '');
-    const of = (f: string) => second.compiled.find((c) => c.chunk === chunkOf(f))!;
+    const of = (f: string) => compiledOf(second.compiled, f);
     expect(of(corrupt).given).toBe(false);
     expect(of(truncated).given).toBe(false);
     expect(of(foreign)).toMatchObject({ given: true, rejected: true });
@@ -151,12 +155,7 @@ describe('the code cache (issue #23)', () => {
     if (root) await chown(foreign, 4242, 4242);
     const second = await search(xdg);
     expect(second.answer).toEqual(answer);
-    const chunkOf = (f: string) =>
-      f
-        .split('/')
-        .pop()!
-        .replace(/\.[0-9a-f]+$/, '');
-    const of = (f: string) => second.compiled.find((c) => c.chunk === chunkOf(f))!;
+    const of = (f: string) => compiledOf(second.compiled, f);
     expect(of(writable).given).toBe(false);
     expect(of(link).given).toBe(false);
     if (root) expect(of(foreign).given).toBe(false);
