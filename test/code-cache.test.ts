@@ -145,8 +145,11 @@ describe('the code cache (issue #23)', () => {
 
   it("a file others can write, another user's, or a link is ignored; so is a folder others can write", async () => {
     const { xdg, answer, files } = await warmed();
-    const [writable, link, foreign] = [...files.keys()];
+    const [writable, link, foreign, fifo] = [...files.keys()];
     await chmod(writable, 0o666);
+    // A FIFO where a cache file was: opened without waiting for a writer, then refused (not a file).
+    await rm(fifo);
+    await run('mkfifo', [fifo]);
     const elsewhere = join(base, `linked-${Math.random()}`);
     await writeFile(elsewhere, await readFile(link));
     await rm(link);
@@ -158,9 +161,11 @@ describe('the code cache (issue #23)', () => {
     const of = (f: string) => compiledOf(second.compiled, f);
     expect(of(writable).given).toBe(false);
     expect(of(link).given).toBe(false);
+    expect(of(fifo).given).toBe(false);
     if (root) expect(of(foreign).given).toBe(false);
     // Each replaced by a file of this user's (the rename replaces the link, not its target).
     expect((await lstat(link)).isFile()).toBe(true);
+    expect((await lstat(fifo)).isFile()).toBe(true);
     expect(((await stat(writable)).mode & 0o077).toString(8)).toBe('0');
 
     // The bundle's folder writable by others: not read, not written.

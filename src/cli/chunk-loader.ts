@@ -181,7 +181,8 @@ function ours(st: { uid: number; mode: number; isSymbolicLink(): boolean }): boo
 function readCache(path: string, hash: Buffer): Buffer | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO planted here must not hold the command (the fstat below then refuses it).
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
     const st = fstatSync(fd);
     if (!st.isFile() || !ours(st) || st.size <= 2 * hash.length) return undefined;
     const file = readFileSync(fd);
