@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RecentRate, formatEta } from '../src/cli/progress.js';
-import { tempBacklog } from './helpers.js';
+import { runCli, tempBacklog } from './helpers.js';
 import { runOnTerminal } from './terminal.js';
 
 describe('progress', () => {
@@ -34,6 +34,21 @@ describe('progress', () => {
       expect(frames).toMatch(/index \[[^\]]*\] 54\/54 items/);
       expect(frames).toMatch(/embed \[[^\]]*\] (\d+)\/\1 chunks/);
       expect(frames).not.toMatch(/chunks?.*files|\d+\/\d+ files.*embed/);
+    } finally {
+      await cleanup();
+    }
+  }, 180_000);
+
+  it('not on a terminal (an agent, a CI log), index writes plain progress lines, no bar and no cursor codes', async () => {
+    const { dir, cleanup } = await tempBacklog();
+    try {
+      const { code, stderr } = await runCli(['--dir', dir, '--embeddings', 'bundled', 'index']);
+      expect(code).toBe(0);
+      const lines = stderr.split('\n');
+      expect(lines.some((l) => /^read  54\/54 files \| \d+\/s \| ETA 0s$/.test(l))).toBe(true);
+      expect(lines.some((l) => /^embed (\d+)\/\1 chunks \| \d+\/s \| ETA 0s$/.test(l))).toBe(true);
+      expect(lines.some((l) => /^index 54\/54 items/.test(l))).toBe(true);
+      expect(stderr).not.toMatch(/[\u2580-\u259f]|\x1b\[|\r/);
     } finally {
       await cleanup();
     }

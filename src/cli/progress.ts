@@ -43,17 +43,25 @@ export function formatEta(seconds: number | null): string {
       : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/** How often a progress line is written when stderr is not a terminal. */
+export const NOT_TTY_EVERY_MS = 15_000;
+
 /** A progress bar on stderr (count and unit, recent rate, ETA) for reading, indexing and embedding. */
 export function createProgress(now: () => number = () => performance.now()): {
   update: (phase: string, done: number, total: number) => void;
   stop: () => void;
 } {
+  // Not a terminal (an agent, a CI log): a plain line every NOT_TTY_EVERY_MS instead of nothing, so a
+  // build of minutes is never silent, and no bar glyphs for a reader who pays for every token.
+  const tty = Boolean(process.stderr.isTTY);
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: '{phase} [{bar}] {value}/{total} {unit} | {rate}/s | ETA {recent_eta}',
+      format: `{phase} ${tty ? '[{bar}] ' : ''}{value}/{total} {unit} | {rate}/s | ETA {recent_eta}`,
       hideCursor: true,
       clearOnComplete: false,
+      noTTYOutput: true,
+      notTTYSchedule: NOT_TTY_EVERY_MS,
     },
     cliProgress.Presets.shades_classic,
   );
