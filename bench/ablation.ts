@@ -8,17 +8,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const FINDINGS_HEADING = '## Findings of retired experiments';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { create, insertMultiple, search, type AnyOrama } from '@orama/orama';
 import { index as oramaIndex } from '@orama/orama/components';
 import { stopwords as englishStopwords } from '@orama/stopwords/english';
 import { loadBeir } from '../src/eval/beir.js';
 import { oramaServiceRetriever, runEval, type EvalReport, type Retriever } from '../src/eval/run-eval.js';
 import { TextAnalyzer } from '../src/search/tokenizer.js';
+import { EVAL_DIR, ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const DATASETS = [
   { name: 'scifact', split: 'train' },
   { name: 'xquad-ru', split: 'dev' },

@@ -13,11 +13,9 @@
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { rng } from './scale-corpus.js';
+import { BACKLOG_MD, ROOT, rng } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     checkout: { type: 'string', default: ROOT },
@@ -25,10 +23,7 @@ const { values: args } = parseArgs({
     cached: { type: 'boolean', default: false },
     dir: {
       type: 'string',
-      default: join(
-        resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')),
-        'backlog-md',
-      ),
+      default: BACKLOG_MD,
     },
   },
 });

@@ -15,10 +15,10 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
-import { pathToFileURL, fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     dir: { type: 'string', default: join(ROOT, '..', 'shared', 'eval', 'backlog-md') },

@@ -13,17 +13,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import type { SearchQuery } from '../src/search/types.js';
 import { readIndexCache, writeIndexCache } from '../src/service/index-cache.js';
 import type { BacklogItem } from '../src/storage/types.js';
 import { latencyOf, loadPool, synthesize, wordQueriesFrom, type Latency } from './scale-corpus.js';
+import { EVAL_DIR, timed } from './common.js';
 
 const HERE = fileURLToPath(import.meta.url);
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const MB = 2 ** 20;
 const round = (n: number, d = 1) => Number(n.toFixed(d));
 
@@ -47,11 +46,6 @@ function gcMemory(): NodeJS.MemoryUsage {
   global.gc?.();
   global.gc?.();
   return process.memoryUsage();
-}
-
-async function timed<T>(f: () => Promise<T> | T): Promise<[T, number]> {
-  const t = performance.now();
-  return [await f(), performance.now() - t];
 }
 
 function itemOf(d: { id: string; title: string; text: string }): BacklogItem {

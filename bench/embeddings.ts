@@ -13,8 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { EmbeddingCache, hashText } from '../src/embeddings/cache.js';
 import { EmbeddingPool } from '../src/embeddings/pool.js';
 import { SemanticIndex } from '../src/embeddings/semantic-index.js';
@@ -23,14 +22,9 @@ import type { EmbeddingProvider } from '../src/embeddings/types.js';
 import { l2normalize } from '../src/embeddings/vector.js';
 import { VectorIndex } from '../src/embeddings/vector-index.js';
 import { loadBacklog } from '../src/storage/backlog-store.js';
+import { EVAL_DIR, argValue } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const has = (flag: string) => process.argv.includes(flag);
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
 const QUICK = has('--quick');
 const out = (s = '') => process.stdout.write(`${s}\n`);
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -277,8 +271,8 @@ async function main() {
   out(`Machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}.`);
   if (!has('--skip-embed')) {
     await embedSpeeds('bundled', {});
-    const model = arg('--model');
-    const localModelPath = arg('--model-path');
+    const model = argValue('--model');
+    const localModelPath = argValue('--model-path');
     const where = await locateTransformersModel({ model, localModelPath });
     if (where.available) await embedSpeeds('transformers', { transformers: { model, localModelPath } });
     else out(`\n(transformers: skipped, ${where.reason})`);

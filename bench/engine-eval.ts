@@ -10,7 +10,7 @@
  * request); the dev set is scored per class, the BEIR sets as `npm run eval` scores them. docs/scaling.md.
  */
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { loadBeir } from '../src/eval/beir.js';
@@ -19,9 +19,8 @@ import type { SearchEngine } from '../src/search/types.js';
 import { CLASSES, backlogSourceDir, loadDevset, readDocs } from './devset/corpus.js';
 import { runSystem } from './devset/eval.js';
 import { engineSystem } from './devset/systems.js';
+import { EVAL_DIR, ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const SPLITS: Record<string, string> = { scifact: 'train' };
 
 interface EngineModule {

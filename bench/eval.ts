@@ -7,8 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadBeir } from '../src/eval/beir.js';
 import {
   formatReport,
@@ -21,9 +20,7 @@ import {
 import { baselineRetrievers } from './baselines.js';
 import { devsetSection } from './devset/eval.js';
 import { updateReadme } from './readme-numbers.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
+import { EVAL_DIR, ROOT } from './common.js';
 
 /**
  * Datasets and the split evaluated on each. `hybrid`: also run hybrid with the bundled (English) model;

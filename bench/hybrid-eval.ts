@@ -6,8 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadBeir, type BeirDataset } from '../src/eval/beir.js';
 import { ndcgAtK } from '../src/eval/metrics.js';
 import { monotoneFusionBound } from '../src/eval/fusion-bound.js';
@@ -18,9 +17,8 @@ import { OramaSearchService } from '../src/search/orama-search-service.js';
 import { hybridRank, DEFAULT_HYBRID_SETTINGS, type HybridSettings } from '../src/search/hybrid.js';
 import type { Scored } from '../src/search/fusion.js';
 import { englishOnlyQuerySupported as supportsQuery } from '../src/embeddings/query-language.js';
+import { EVAL_DIR, ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const DATASETS = [
   { name: 'xquad-en', split: 'dev' },
   { name: 'xquad-ru', split: 'dev' },

@@ -7,19 +7,17 @@
  *
  * Options: --queries N (default 300, as `npm run bench` runs), --runs N (repeat the measurement, default 1).
  */
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { measureQueryLatency } from './hybrid-perf.js';
 import { wordQueries } from './scale-corpus.js';
+import { BACKLOG_MD, ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const { values } = parseArgs({
   options: { queries: { type: 'string', default: '300' }, runs: { type: 'string', default: '1' } },
 });
-const backlogDir = join(EVAL_DIR, 'backlog-md');
+const backlogDir = BACKLOG_MD;
 
 // The queries of `npm run bench`: words taken from the tasks themselves.
 const lexical = await openBacklog({ dir: backlogDir, cacheDir: false, embeddings: 'none' });

@@ -9,21 +9,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { percentile } from '../src/eval/metrics.js';
 import { startHttpServer } from '../src/http/server.js';
 import { openBacklog } from '../src/service/open-backlog.js';
+import { BACKLOG_MD, ROOT, argValue } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const dir = resolve(
-  args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ??
-    join(resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval')), 'backlog-md'),
-);
-const REQUESTS = Number(flag('--requests') ?? 200);
+const dir = resolve(args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? BACKLOG_MD);
+const REQUESTS = Number(argValue('--requests') ?? 200);
 const WARMUP = 50;
 
 /** Queries an agent would send against the Backlog.md project, with varied options. */
@@ -41,10 +34,6 @@ const QUERIES: Array<Record<string, unknown>> = [
   { query: 'bun build binary release' },
   { query: 'acceptance criteria checklist', include_content: true, limit: 5 },
 ];
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 const service = await openBacklog({
   dir,

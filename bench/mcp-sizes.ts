@@ -23,16 +23,13 @@ import {
   ROOT,
   installBacklogMdCli,
 } from '../test/helpers.js';
+import { argValue } from './common.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
 const source = resolve(
   args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? BACKLOG_MD_FULL,
 );
-const embeddings = flag('--embeddings') ?? 'none';
+const embeddings = argValue('--embeddings') ?? 'none';
 const JSON_OUT = args.includes('--json');
 
 /** Budgets of issue #13 (characters of the whole result). */

@@ -17,7 +17,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadBeir, type BeirDoc } from '../src/eval/beir.js';
 import { percentile } from '../src/eval/metrics.js';
 import { openBacklog } from '../src/service/open-backlog.js';
@@ -27,17 +26,12 @@ import type { Retriever } from '../src/eval/run-eval.js';
 import { COLORS, lineChart, svg } from './chart.js';
 import { wordQueries, type Latency } from './scale-corpus.js';
 import type { Memory, ScaleResult, ScaleSystem } from './scale.js';
+import { BACKLOG_MD, EVAL_DIR, ROOT, argValue } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const SIZES = (arg('--sizes') ?? '1000,10000,50000').split(',').map(Number);
+const SIZES = (argValue('--sizes') ?? '1000,10000,50000').split(',').map(Number);
 const QUICK = process.argv.includes('--quick');
 /** Where performance.md, .json and .svg go (default docs/). */
-const OUT = resolve(arg('--out') ?? join(ROOT, 'docs'));
+const OUT = resolve(argValue('--out') ?? join(ROOT, 'docs'));
 mkdirSync(OUT, { recursive: true });
 /** Heap limit of each scale process (three engines' indexes at 50K documents outgrew the default 4 GB). */
 const HEAP_MB = 8192;
@@ -142,7 +136,7 @@ md.push('## SciFact: 5,183 abstracts, 809 queries (title + text)', '', ...table(
 
 // 2. Backlog.md folder through the whole service path.
 log('backlog-md ...');
-const backlogDir = join(EVAL_DIR, 'backlog-md');
+const backlogDir = BACKLOG_MD;
 const t = performance.now();
 // Without embeddings searchUnified never awaits: the synchronous timings below time the whole search.
 const service = await openBacklog({ dir: backlogDir, cacheDir: false, embeddings: 'none' });

@@ -6,14 +6,11 @@
  * queries typed with their marks and without them reported apart). nDCG@10. Prints a markdown table.
  */
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadBeir, type BeirDataset } from '../src/eval/beir.js';
 import { oramaServiceRetriever, runEval } from '../src/eval/run-eval.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
+import { EVAL_DIR, ROOT } from './common.js';
 
 interface MarkedSet {
   docs: { id: string; title: string; text: string }[];

@@ -11,19 +11,16 @@
  *
  * Options: --queries N (default 200), --dir (default ../shared/eval/backlog-md, env BACKLOG_EVAL_DIR).
  */
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/eval/metrics.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { wordQueries } from './scale-corpus.js';
+import { BACKLOG_MD } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const { values } = parseArgs({
   options: {
     queries: { type: 'string', default: '200' },
-    dir: { type: 'string', default: join(EVAL_DIR, 'backlog-md') },
+    dir: { type: 'string', default: BACKLOG_MD },
   },
 });
 

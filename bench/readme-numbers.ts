@@ -6,8 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BEGIN = '<!-- quality: generated from docs/quality.json by npm run eval; do not edit -->';
 export const END = '<!-- /quality -->';
 

@@ -9,16 +9,9 @@ import { loadBeir, type BeirDoc } from '../src/eval/beir.js';
 import { percentile } from '../src/eval/metrics.js';
 import { chunkText, type ChunkOptions } from '../src/embeddings/index.js';
 import type { EmbedKind, Embedder } from '../src/embeddings/types.js';
+import { rng } from './common.js';
 
-/** A deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng }; // bench/warmup.ts imports it from here
 
 /** SciFact train and XQuAD-en dev paragraphs: what the synthetic documents are made of. */
 export async function loadPool(evalDir: string): Promise<BeirDoc[]> {

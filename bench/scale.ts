@@ -47,6 +47,7 @@ import {
   wordQueriesFrom,
   type Latency,
 } from './scale-corpus.js';
+import { EVAL_DIR, argValue, timed } from './common.js';
 
 export type ScaleSystem = 'ours' | 'orama' | 'minisearch' | 'orama-vectors';
 
@@ -92,8 +93,6 @@ export interface ScaleResult {
   vector_hits_mean?: number;
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const MB = 2 ** 20;
 const round = (n: number, d = 1) => Number(n.toFixed(d));
 /** What the service asks each retriever for in hybrid and semantic mode (HYBRID_CANDIDATES). */
@@ -113,12 +112,6 @@ function growth(base: NodeJS.MemoryUsage): Memory {
     external_mb: round((m.external - base.external) / MB),
     rss_mb: round((m.rss - base.rss) / MB),
   };
-}
-
-async function timed<T>(f: () => Promise<T> | T): Promise<[T, number]> {
-  const t = performance.now();
-  const out = await f();
-  return [out, performance.now() - t];
 }
 
 /** A BacklogItem for a synthetic document, as the cache file stores items. */
@@ -296,13 +289,9 @@ export async function measure(n: number, system: ScaleSystem, queryCount: number
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const opt = (name: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
   const n = Number(args.find((a) => /^\d+$/.test(a)) ?? 50000);
-  const system = (opt('--system') ?? 'ours') as ScaleSystem;
-  const r = await measure(n, system, Number(opt('--queries') ?? 300));
+  const system = (argValue('--system') ?? 'ours') as ScaleSystem;
+  const r = await measure(n, system, Number(argValue('--queries') ?? 300));
   if (args.includes('--json')) process.stdout.write(`${JSON.stringify(r)}\n`);
   else {
     // The first two lines as this script printed them before it measured more.

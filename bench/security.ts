@@ -11,10 +11,9 @@ import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = join(ROOT, 'demo', 'backlog');
 
 interface Report {

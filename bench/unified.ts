@@ -9,21 +9,17 @@
  * Prints one JSON object (p50/p95/p99 in ms of each, and the index search alone).
  */
 import MiniSearch from 'minisearch';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { titleQueries } from './scale-corpus.js';
 import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 import { percentile } from '../src/eval/metrics.js';
+import { BACKLOG_MD } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     dir: {
       type: 'string',
-      default: process.env.BACKLOG_EVAL_DIR
-        ? join(process.env.BACKLOG_EVAL_DIR, 'backlog-md')
-        : join(ROOT, '..', 'shared', 'eval', 'backlog-md'),
+      default: BACKLOG_MD,
     },
     queries: { type: 'string', default: '300' },
     limit: { type: 'string', default: '20' },

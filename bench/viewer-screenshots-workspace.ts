@@ -4,19 +4,17 @@
  * headless Chromium into docs/screenshots/: the spotlight under "All projects" (each hit with its
  * project, the switcher in the top bar) and the board of all projects (one section per project).
  */
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { startHttpServer } from '../src/http/server.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
-import { BACKLOG_MD_DIR, DEMO_DIR, ROOT } from '../test/helpers.js';
+import { BACKLOG_MD_DIR, DEMO_DIR } from '../test/helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium } from '../test/viewer-browser.js';
+import { screenshot } from './common.js';
 
 if (!HAS_CHROMIUM) throw new Error('Chromium not found at /usr/bin/chromium (apt-get install chromium)');
 
-const OUT = join(ROOT, 'docs', 'screenshots');
-await mkdir(OUT, { recursive: true });
 const root = await mkdtemp(join(tmpdir(), 'backlog-shots-ws-'));
 await cp(DEMO_DIR, join(root, 'demo', 'backlog'), { recursive: true });
 await cp(BACKLOG_MD_DIR, join(root, 'backlog-md', 'backlog'), { recursive: true });
@@ -28,13 +26,6 @@ const ws = await openWorkspace({
 });
 const server = await startHttpServer({ service: ws, port: 0, viewerDir: built.dir });
 
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.evaluate('document.fonts.ready');
-  await page.waitForTimeout(150);
-  await page.screenshot({ path: join(OUT, `${name}.png`) });
-  process.stderr.write(`docs/screenshots/${name}.png\n`);
-}
-
 const browser = await launchChromium({ width: 1280, height: 800 });
 try {
   const page = await browser.context.newPage();
@@ -43,10 +34,10 @@ try {
   await page.keyboard.press('Control+k');
   await page.locator('.sl-input').pressSequentially('search', { delay: 20 });
   await page.waitForSelector('#sl-list[data-key="search||relevant"]', { state: 'attached' });
-  await shoot(page, 'workspace-spotlight');
+  await screenshot(page, 'workspace-spotlight');
   await page.goto(`${server.url}/?view=board`);
   await page.waitForSelector('.board-section .card');
-  await shoot(page, 'workspace-board');
+  await screenshot(page, 'workspace-board');
 } finally {
   await browser.close();
   await server.close();

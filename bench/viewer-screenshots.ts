@@ -6,11 +6,11 @@
  * `npm run screenshots -- path/to/backlog` photographs another backlog (also copied first).
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { BACKLOG_MD_FULL, ROOT, tempBacklog } from '../test/helpers.js';
+import { BACKLOG_MD_FULL, tempBacklog } from '../test/helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium, serveBacklog } from '../test/viewer-browser.js';
+import { screenshot } from './common.js';
 
 if (!HAS_CHROMIUM) throw new Error('Chromium not found at /usr/bin/chromium (apt-get install chromium)');
 
@@ -23,19 +23,10 @@ const SCENES = existsSync(join(source, 'config.yml'))
   ? { query: 'subtask', darkQuery: 'kanban board', item: 'BACK-217.02' }
   : { query: 'login rate limit', darkQuery: 'sync offline', item: 'TASK-0001' };
 
-const OUT = join(ROOT, 'docs', 'screenshots');
-await mkdir(OUT, { recursive: true });
 const built = await buildViewer();
 const backlog = await tempBacklog(source);
 const served = await serveBacklog(backlog.dir, built.dir, { embeddings: 'none', cacheDir: false });
 const url = served.server.url;
-
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.evaluate('document.fonts.ready');
-  await page.waitForTimeout(150);
-  await page.screenshot({ path: join(OUT, `${name}.png`) });
-  process.stderr.write(`docs/screenshots/${name}.png\n`);
-}
 
 async function spotlight(page: Page, query: string): Promise<void> {
   await page.goto(`${url}/`);
@@ -59,18 +50,18 @@ try {
       if (scheme === 'light') {
         await page.goto(`${url}/`);
         await page.waitForSelector('.list-view .row');
-        await shoot(page, 'list');
+        await screenshot(page, 'list');
         await page.goto(`${url}/?view=board`);
         await page.waitForSelector('.board .card');
-        await shoot(page, 'board');
+        await screenshot(page, 'board');
         await spotlight(page, SCENES.query);
-        await shoot(page, 'spotlight');
+        await screenshot(page, 'spotlight');
         await page.goto(`${url}/?item=${encodeURIComponent(SCENES.item)}`);
         await page.waitForSelector(`.detail-body[data-id="${SCENES.item}"]`);
-        await shoot(page, 'detail');
+        await screenshot(page, 'detail');
       } else {
         await spotlight(page, SCENES.darkQuery);
-        await shoot(page, 'spotlight-dark');
+        await screenshot(page, 'spotlight-dark');
       }
     } finally {
       await browser.close();

@@ -18,28 +18,14 @@ import { gzipSync } from 'node:zlib';
 import { percentile } from '../src/eval/metrics.js';
 import { CLI_ENTRY, DEMO_DIR, ROOT } from '../test/helpers.js';
 import { HAS_CHROMIUM, buildViewer, launchChromium } from '../test/viewer-browser.js';
+import { BACKLOG_MD, argValue, rng } from './common.js';
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
-const BACKLOG = resolve(arg('--dir') ?? join(EVAL_DIR, 'backlog-md'));
-const REQUESTS = Number(arg('--requests') ?? 500);
+const BACKLOG = resolve(argValue('--dir') ?? BACKLOG_MD);
+const REQUESTS = Number(argValue('--requests') ?? 500);
 const WARMUP = 50;
 const PAINT_RUNS = 7;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const round = (n: number, d = 2) => Number(n.toFixed(d));
-
-/** A deterministic PRNG (mulberry32): every run sends the same queries. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Starts `backlog-search serve --port 0` on `dir` as a child process; resolves to its URL. */
 async function startServer(dir: string, viewerDir: string): Promise<{ url: string; child: ChildProcess }> {

@@ -22,9 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { titleQueries } from './scale-corpus.js';
 import { percentile } from '../src/eval/metrics.js';
+import { BACKLOG_MD, EVAL_DIR, ROOT } from './common.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EVAL_DIR = resolve(process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'));
 const { values: args } = parseArgs({
   options: {
     base: { type: 'string' },
@@ -101,7 +100,7 @@ async function buildChild(root: string): Promise<BuildResult> {
 async function queryChild(root: string): Promise<QueryResult> {
   const { openBacklog, closeBacklog } = await import(codeOf(root, 'service/open-backlog'));
   const service = await openBacklog({
-    dir: join(EVAL_DIR, 'backlog-md'),
+    dir: BACKLOG_MD,
     cacheDir: false,
     embeddings: 'none',
     ...(root === ROOT && args['this-search'] ? { search: JSON.parse(args['this-search']) } : {}),

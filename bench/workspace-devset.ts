@@ -11,7 +11,6 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { closeBacklog, openBacklog } from '../src/index.js';
 import { closeWorkspace, openWorkspace } from '../src/workspace/open-workspace.js';
 import type { Workspace } from '../src/workspace/workspace.js';
@@ -19,8 +18,7 @@ import { WORKSPACE_FUSIONS, type WorkspaceVersions } from '../src/workspace/merg
 import { backlogCopy, loadDevset } from './devset/corpus.js';
 import { runSystem, type SystemResult } from './devset/eval.js';
 import { ourSystem, type DevsetSystem } from './devset/systems.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { ROOT } from './common.js';
 
 /**
  * `copies: 'original'`: a result of another project at a judged path counts as that file, once (the

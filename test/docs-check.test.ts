@@ -45,6 +45,9 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
   git: ['--depth', '--detach'],
   // docs/devset.md quotes it as the text of a query about another project's flag.
   'a dev-set query': ['--append-plan'],
+  // Scripts retired from bench/ whose commands the docs keep with their figures (docs/ablation.md:
+  // "removed after <commit>"); flags the kept scripts also read need no entry.
+  'bench/mcp-exit.ts (removed after c5d9f3f)': ['--delay'],
 };
 
 /** Flags the scripts in bench/ read: every `--name` their TypeScript sources spell. */

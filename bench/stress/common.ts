@@ -2,16 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ROOT } from '../common.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { BACKLOG_MD, ROOT } from '../common.js';
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 export const DEMO = join(ROOT, 'demo', 'backlog');
-export const BACKLOG_MD = resolve(
-  process.env.BACKLOG_EVAL_DIR ?? join(ROOT, '..', 'shared', 'eval'),
-  'backlog-md',
-);
 export const STRESS_CACHE = join(ROOT, '.cache', 'stress');
 
 export interface ProbeResult {
@@ -165,11 +161,6 @@ export async function hashTree(dir: string): Promise<Map<string, string>> {
   };
   await walk(dir, '');
   return out;
-}
-
-export function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 export const fmt = (n: number, digits = 0) =>

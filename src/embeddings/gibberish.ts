@@ -4,8 +4,8 @@
  * cosines as high as real paraphrases get (0.3-0.45 with the bundled model). What such queries share is
  * where they land: close to one another. So the gate embeds a fixed panel of pseudo-words once per model,
  * and a query whose vector is near their centroid gets no results by meaning (it keeps its word matches).
- * Measured on the dev sets' real questions and on other pseudo-words (docs/search.md,
- * `npm run bench:semantic-floor`).
+ * Measured on the dev sets' real questions and on other pseudo-words (docs/search.md; the script,
+ * bench/semantic-floor.ts, is retired: docs/ablation.md).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

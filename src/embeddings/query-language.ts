@@ -27,7 +27,7 @@ export const MULTILINGUAL = /multilingual|e5|bge-m3|labse|xlm|paraphrase-multili
 /**
  * A query whose English score is below this share of the best language's is not English. Short English
  * queries of words the vocabulary lacks score 0.87-0.93 of the best (`offline sync`, Estonian first);
- * the ten test queries 0-0.55 (bench/model-gate.ts).
+ * the ten test queries 0-0.55 (bench/model-gate.ts, retired: docs/ablation.md).
  */
 const ENGLISH_SHARE_OF_TOP = 0.7;
 

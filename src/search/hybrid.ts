@@ -33,7 +33,7 @@ export interface HybridSettings {
   /**
    * A document only the vector list has (no word of the query matched it) needs at least this cosine to
    * be a result at all: below it, "nearest in meaning" is noise, and a query of made-up words would come
-   * back with a full page. Calibrated on the dev sets (docs/search.md, `npm run bench:semantic-floor`).
+   * back with a full page. Calibrated on the dev sets (docs/search.md; the sweep's script is retired: docs/ablation.md).
    */
   semanticOnlyFloor: number;
   /** How cosines are normalized: from [floor, 1] to [0, 1], or min-max over the hits above the floor. */
@@ -66,8 +66,8 @@ export const DEFAULT_HYBRID_SETTINGS: HybridSettings = {
   lexicalNorm: 'max',
   vectorFloor: 0.2,
   // Keeps every relevant document the dev sets' vector lists alone found, while most off-topic English
-  // finds nothing; made-up words are stopped before (embeddings/gibberish.ts). docs/search.md,
-  // npm run bench:semantic-floor.
+  // finds nothing; made-up words are stopped before (embeddings/gibberish.ts). docs/search.md and
+  // docs/ablation.md (bench/semantic-floor.ts, retired).
   semanticOnlyFloor: 0.3,
   vectorNorm: 'minmax',
   candidates: 100,
