@@ -134,6 +134,9 @@ interface ChildResult {
     chunks_done_after?: number;
     mode: string;
     warning?: string;
+    /** Each hybrid query's time, in order, and the part of it spent waiting for its embedding (the pool's `embedQuery`). */
+    all?: number[];
+    embed?: number[];
   };
   load_avg: [number, number];
   /** From ready until the query lane's worker had loaded (sampled every 50 ms). */
@@ -232,6 +235,16 @@ async function child(): Promise<ChildResult> {
   await sleep(Number(args['query-delay']) * 1000);
   // Each query in hybrid, then in bm25: the same moment of the build, the embedding's share told apart.
   const times: number[] = [];
+  const embedTimes: number[] = [];
+  const pool = (svc as unknown as { semantic?: { pool?: { embedQuery(t: string): Promise<unknown> } } })
+    .semantic?.pool;
+  if (pool) {
+    const embedQuery = pool.embedQuery.bind(pool);
+    pool.embedQuery = (text: string) => {
+      const s = performance.now();
+      return embedQuery(text).finally(() => embedTimes.push(round(performance.now() - s)));
+    };
+  }
   const bm25Times: number[] = [];
   let last: Awaited<ReturnType<Service['searchUnified']>> | undefined;
   for (const q of devset.queries.slice(0, Number(args.queries))) {
@@ -276,6 +289,8 @@ async function child(): Promise<ChildResult> {
       chunks_done_after: doneAfterQueries,
       mode: last?.search_mode ?? '',
       ...(last?.warnings?.length ? { warning: last.warnings.join('; ') } : {}),
+      all: times.map(round),
+      embed: embedTimes,
     },
     load_avg: [round(loadStart, 2), round(os.loadavg()[0], 2)],
     ...(laneOnAt ? { lane_on_after_ready_ms: Math.round(laneOnAt - readyAt) } : {}),

@@ -20,6 +20,8 @@ export const DEFAULT_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb:
 export interface WorkerInit {
   provider: EmbeddingProvider;
   options: Omit<EmbedderOptions, 'loaders'>;
+  /** Runs of a short text after the model loads, before `ready` (the query lane: see EmbeddingPool.queryLane). */
+  warmup?: number;
 }
 export type WorkerRequest =
   | { type: 'embed'; job: number; texts: string[]; kind: EmbedKind }

@@ -29,6 +29,13 @@ import type {
  */
 const LOWER_BUILD_PRIORITY = process.platform === 'linux';
 
+/**
+ * Runs the lane's worker makes after loading, before it takes queries: with fewer, its first queries ran
+ * cold (measured with the bundled model: 4 runs after the load's own make the next one as fast as the
+ * 100th; docs/performance.md, branch `lane`).
+ */
+const LANE_WARMUP_RUNS = 4;
+
 export interface PoolOptions extends EmbedderOptions {
   /** Default `auto`. */
   provider?: EmbeddingProvider;
@@ -309,7 +316,7 @@ export class EmbeddingPool implements Embedder {
     }
     if (this.lane) return;
     this.laneLoading ??= startThread(
-      this.init,
+      { ...this.init, warmup: LANE_WARMUP_RUNS },
       this.options.startTimeoutMs ?? 120_000,
       this.options.resourceLimits,
       this.stopping.signal,

@@ -19,6 +19,9 @@ if (!port) throw new Error('embeddings/worker.ts runs only as a worker thread');
 
 const init = workerData as WorkerInit;
 const { embedder, provider, warnings } = await resolveEmbedder(init.provider, init.options);
+// A fresh worker's first runs cost 2-5x a later one (the bundled model: runs 2-5 take 25-65 ms of CPU
+// against 10-20 from the 6th on, whatever the text); a lane warmed so is at full speed for its first query.
+for (let i = 0; embedder && i < (init.warmup ?? 0); i++) await embedder.embed(['warm up'], 'query');
 const reply = (msg: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(msg, transfer);
 reply({
   type: 'ready',
