@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { englishOnlyQuerySupported, englishWordShare } from '../src/embeddings/query-language.js';
+import { detectorReady } from '../src/search/language-detect.js';
 
 describe('the model gate', () => {
   test("knows every whole word of the bundled model's vocabulary (read from the file's text, not parsed)", () => {
@@ -18,6 +19,27 @@ describe('the model gate', () => {
     // Capitalised in the vocabulary (`▁The`), found lower-cased; not a piece: not a word.
     expect(englishWordShare('the windows board')).toBe(1);
     expect(englishWordShare('zorquixan velmipgla')).toBe(0);
+  });
+
+  const PANEL = [
+    'offline sync',
+    'Passwort vergessen',
+    'senha esquecida',
+    'quên mật khẩu',
+    'bun2nix',
+    'bug de login sur la page',
+    'вход',
+  ];
+
+  // First in this file: the detector is not loaded in this thread yet.
+  test("a long-lived process's gate asks the detector in a worker: same answers, never loaded in this thread", async () => {
+    const aside = await Promise.all(PANEL.map((q) => englishOnlyQuerySupported(q, true)));
+    expect(detectorReady()).toBe(false);
+    const here = [];
+    for (const q of PANEL) here.push(await englishOnlyQuerySupported(q));
+    expect(detectorReady()).toBe(true);
+    expect(aside).toEqual(here);
+    expect(aside).toEqual([true, false, false, false, true, true, false]);
   });
 
   test('English queries reach the model; other scripts and languages do not', async () => {

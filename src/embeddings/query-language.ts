@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { languageScores, loadDetector } from '../search/language-detect.js';
+import { languageScores, languageScoresAside, loadDetector } from '../search/language-detect.js';
 import { SCRIPT_LANGUAGES } from '../search/languages.js';
 
 /** Models that embed many languages; every other model is treated as English-only (and gated here). */
@@ -76,12 +76,19 @@ export function englishWordShare(query: string): number {
   return words.filter((w) => vocab.has(w)).length / words.length;
 }
 
-/** Whether an English-only model reads this query (the gate above). */
-export async function englishOnlyQuerySupported(query: string): Promise<boolean> {
+/**
+ * Whether an English-only model reads this query (the gate above). `aside`: a long-lived process asks the
+ * detector in a worker thread, so that loading it (~0.7 s of CPU) holds no other request; a one-shot
+ * loads it in its own thread, which costs less than a worker.
+ */
+export async function englishOnlyQuerySupported(query: string, aside = false): Promise<boolean> {
   if (!mostlyLatin(query)) return false;
   if (englishWordShare(query) >= 0.5) return true;
-  if (!(await loadDetector())) return true;
-  const scores = languageScores(query, SCRIPT_LANGUAGES.latin);
+  const scores = aside
+    ? await languageScoresAside(query, SCRIPT_LANGUAGES.latin)
+    : (await loadDetector())
+      ? languageScores(query, SCRIPT_LANGUAGES.latin)
+      : undefined;
   if (!scores || scores.size === 0) return true;
   const top = Math.max(...scores.values());
   return (scores.get('english') ?? 0) >= ENGLISH_SHARE_OF_TOP * top;

@@ -656,7 +656,7 @@ export class SemanticSearch implements VectorRetriever {
     // The gate reads the query's letters, words and perhaps its language: once per query text.
     let known = this.gate.get(query);
     if (known === undefined) {
-      known = await englishOnlyQuerySupported(query);
+      known = await englishOnlyQuerySupported(query, this.options.embedMissing !== 'never');
       this.gate.set(query, known);
       if (this.gate.size > 512) this.gate.delete(this.gate.keys().next().value as string);
     }

@@ -96,6 +96,82 @@ export async function detectInWorker(
   );
 }
 
+/** The scoring worker: eld loaded once, then one message per text (a long-lived process's query gate). */
+const SCORES_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ready = import(workerData.url).then(({ eld }) => eld);
+const instances = new Map();
+parentPort.on('message', ({ id, codes, text }) => {
+  ready
+    .then((eld) => {
+      const key = codes.join(',');
+      let d = instances.get(key);
+      if (!d) instances.set(key, (d = eld.newInstance())), d.setLanguageSubset(codes);
+      parentPort.postMessage({ id, scores: d.detect(text).getScores() });
+    })
+    .catch(() => parentPort.postMessage({ id, scores: null }));
+});
+`;
+
+type Scores = Record<string, number> | null;
+let scorer:
+  | { post: (codes: string[], text: string) => Promise<Scores> }
+  | null // failed: callers load the detector in their own thread
+  | undefined;
+
+/** The worker that scores texts, started on first use; null when it cannot start. */
+async function scoringWorker(): Promise<typeof scorer> {
+  if (scorer !== undefined) return scorer;
+  const url = eldUrl();
+  if (!url) return (scorer = null);
+  const { Worker } = await import('node:worker_threads');
+  if (scorer !== undefined) return scorer;
+  const worker = new Worker(SCORES_WORKER, { eval: true, workerData: { url } });
+  worker.unref(); // never holds the process open
+  const pending = new Map<number, (s: Scores) => void>();
+  let next = 0;
+  const fail = () => {
+    scorer = null;
+    for (const resolve of pending.values()) resolve(null);
+    pending.clear();
+  };
+  worker.on('message', ({ id, scores }: { id: number; scores: Scores }) => {
+    pending.get(id)?.(scores);
+    pending.delete(id);
+  });
+  worker.once('error', fail);
+  worker.once('exit', fail);
+  return (scorer = {
+    post: (codes, text) =>
+      new Promise<Scores>((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        worker.postMessage({ id, codes, text });
+      }),
+  });
+}
+
+/**
+ * languageScores, computed in a worker thread: eld's load (~0.7 s of CPU, +80 MB) and its detections never
+ * hold this thread, so a server's other requests go on while a first non-English query waits for it.
+ * Falls back to this thread when the worker cannot run.
+ */
+export async function languageScoresAside(
+  text: string,
+  candidates: readonly Language[],
+): Promise<Map<Language, number> | undefined> {
+  if (candidates.length === 0) return undefined;
+  const worker = eld ? null : await scoringWorker();
+  const scores = worker ? await worker.post(candidates.map(languageCode), text.slice(0, DETECT_CHARS)) : null;
+  if (!scores) return (await loadDetector()) ? languageScores(text, candidates) : undefined;
+  const out = new Map<Language, number>();
+  for (const [code, score] of Object.entries(scores)) {
+    const language = BY_CODE.get(code);
+    if (language) out.set(language, score);
+  }
+  return out;
+}
+
 /** Whether the detector is loaded (synchronous callers use it only then). */
 export function detectorReady(): boolean {
   return eld !== null;
