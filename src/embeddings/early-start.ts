@@ -4,12 +4,12 @@
  * before SemanticSearch would start it. Started only when the answer will be hybrid for this query (the
  * same checks as SemanticSearch's: a model known from its files, its vectors cached, the model reads the
  * query); SemanticSearch takes the started pool instead of starting another, or stops it when it closes.
- * This module imports only what those checks need, so it can run before the rest of the program loads.
+ * This module imports only what those checks need, so it can run before the rest of the program loads,
+ * and loads those when it starts: SemanticSearch imports it (takeEarlyPool, dropEarlyPool) in every
+ * process, a lookup that never embeds too (issue #23: `get`, `list`, `--embeddings none`).
  */
-import { EmbeddingCache } from './cache.js';
-import { EmbeddingPool } from './pool.js';
+import type { EmbeddingPool } from './pool.js';
 import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
-import { describeEmbedder } from './resolve.js';
 import type { EmbeddingProvider, ResolvedEmbedder, TransformersOptions } from './types.js';
 
 interface EarlyPool {
@@ -28,6 +28,11 @@ export function startModelEarly(options: {
   transformers?: TransformersOptions;
 }): void {
   early = (async () => {
+    const [{ describeEmbedder }, { EmbeddingCache }, { EmbeddingPool }] = await Promise.all([
+      import('./resolve.js'),
+      import('./cache.js'),
+      import('./pool.js'),
+    ]);
     const described = await describeEmbedder(options.provider, { transformers: options.transformers });
     if (!described) return undefined;
     const dims = await EmbeddingCache.peekDims(options.cacheDir, described.id);

@@ -7,11 +7,11 @@
 import { dropEarlyPool, takeEarlyPool } from './early-start.js';
 import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
 import { availableParallelism } from 'node:os';
-import { EmbeddingCache } from './cache.js';
-import { EmbeddingPool, type WorkerMemory } from './pool.js';
-import { describeEmbedder, type DescribedEmbedder } from './resolve.js';
+import type { EmbeddingCache } from './cache.js';
+import type { EmbeddingPool, WorkerMemory } from './pool.js';
+import type { DescribedEmbedder } from './resolve.js';
 import type { SharedEmbeddingPool } from './shared-pool.js';
-import { SemanticIndex, type IndexEmbedder } from './semantic-index.js';
+import type { SemanticIndex, IndexEmbedder } from './semantic-index.js';
 import type { EmbedKind, EmbeddingProvider, ResolvedProvider, TransformersOptions } from './types.js';
 import { searchableBody, type BacklogItem } from '../storage/types.js';
 import type { Scored, VectorRetriever } from '../search/types.js';
@@ -127,6 +127,18 @@ const BACKGROUND_BATCH_CHARS = 2000;
  * in about 12 s of the bundled model (~60 ms a chunk), not much more than the lane's worker takes to load.
  */
 export const QUERY_LANE_MIN_CHUNKS = 200;
+
+/**
+ * The vector index and its cache, loaded when embeddings are used: `get`, `list` and a search with
+ * `--embeddings none` never load them (issue #23; test/startup.test.ts).
+ */
+async function indexModules() {
+  const [{ EmbeddingCache }, { SemanticIndex }] = await Promise.all([
+    import('./cache.js'),
+    import('./semantic-index.js'),
+  ]);
+  return { EmbeddingCache, SemanticIndex };
+}
 
 const toDoc = (i: BacklogItem): Doc => ({ id: i.id, title: i.title, body: searchableBody(i) });
 
@@ -282,7 +294,9 @@ export class SemanticSearch implements VectorRetriever {
     const shared = this.options.sharedPool;
     const started = shared
       ? await shared.acquire()
-      : await EmbeddingPool.start({
+      : await (
+          await import('./pool.js')
+        ).EmbeddingPool.start({
           provider: this.options.provider,
           workers: 1,
           // Closed while the model loads: the worker is terminated, it does not hold the process.
@@ -302,6 +316,7 @@ export class SemanticSearch implements VectorRetriever {
     const workerMb = shared ? shared.loadMb : Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
     // 11.8 MB, about 5x the text; the issue allows .cache/ 3x); worst cosine error measured 5.8e-4.
+    const { EmbeddingCache, SemanticIndex } = await indexModules();
     this.cache = this.options.cacheDir
       ? await EmbeddingCache.open(this.options.cacheDir, this.pool.id, this.pool.dims, { encoding: 'i8' })
       : null;
@@ -386,12 +401,14 @@ export class SemanticSearch implements VectorRetriever {
    */
   private cachedModel(): Promise<CachedModel | undefined> {
     this.fromCache ??= (async () => {
+      const { describeEmbedder } = await import('./resolve.js');
       const described = await describeEmbedder(this.options.provider, {
         transformers: this.options.transformers,
       });
       if (!described) return undefined;
       this.modelId = described.id;
       const dir = this.options.cacheDir;
+      const { EmbeddingCache } = await import('./cache.js');
       const dims = dir === null ? undefined : await EmbeddingCache.peekDims(dir, described.id);
       if (dims === undefined || (described.dims !== undefined && dims !== described.dims))
         return { described };
@@ -421,6 +438,7 @@ export class SemanticSearch implements VectorRetriever {
       return;
     }
     const dir = this.options.cacheDir;
+    const { EmbeddingCache, SemanticIndex } = await indexModules();
     this.cache = await EmbeddingCache.open(dir!, described.id, dims, { encoding: 'i8' });
     this.status.warnings.push(...this.cache.warnings);
     const index = new SemanticIndex({ embedder, cache: this.cache });
@@ -440,7 +458,7 @@ export class SemanticSearch implements VectorRetriever {
     // A one-shot's CLI may have started this model already (early-start.ts).
     const early = await takeEarlyPool(described.id, this.stopping.signal);
     const started = await (early ??
-      EmbeddingPool.start({
+      (await import('./pool.js')).EmbeddingPool.start({
         provider: described.provider,
         workers: 1,
         // Closed while the model loads (a one-shot that answered bm25): the worker is terminated at once.
