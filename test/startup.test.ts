@@ -151,6 +151,23 @@ describe('start-up (issue #23)', () => {
     expect(modules.filter((m) => m.includes('/node_modules/zod/')).length).toBeGreaterThan(0);
   });
 
+  it('get, list and a search without embeddings load no embedding module; a default search does', async () => {
+    const EMBEDDING = /\/dist\/embeddings\/(pool|cache|semantic-index|resolve|bundled|transformers)\.js$/;
+    const embedding = (modules: string[]) => modules.filter((m) => EMBEDDING.test(m));
+    for (const args of [
+      ['--dir', dir, 'get', 'TASK-0004'],
+      ['--dir', dir, 'list', '-n', '5', '--no-server'],
+      ['-d', dir, '--embeddings', 'none', 'search', 'login', '--type', 'task', '-n2'],
+    ]) {
+      const res = await traced(args);
+      expect(res.stdout.length, args.join(' ')).toBeGreaterThan(0);
+      expect(embedding(res.modules), args.join(' ')).toEqual([]);
+    }
+    // The default search finds out from the cache folder whether it runs hybrid: the resolver and cache load.
+    const auto = await traced(['--dir', dir, 'search', 'login']);
+    expect(embedding(auto.modules).length).toBeGreaterThan(0);
+  });
+
   it("the MCP server loads classic zod (the lookups' check above can fail)", async () => {
     const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
     const child = spawn(process.execPath, ['--import', HOOK, cli, '--dir', dir, 'mcp'], {
