@@ -387,12 +387,12 @@ export class OramaSearchService implements SearchEngine {
 
   /** Documents with the term, as the scorer counts them (LexicalIndex.docFreq). */
   docFreq(term: string, fields: number | undefined): number {
-    return this.lexical.docFreq(term, fields);
+    return this.orFallBack(() => this.lexical.docFreq(term, fields));
   }
 
   /** The lexical retriever alone: ranked ids and BM25F scores (evaluations and benchmarks use it). */
   search(req: SearchRequest): SearchResponse {
-    return this.lexical.search(req);
+    return this.orFallBack(() => this.lexical.search(req));
   }
 
   /** Sets (or clears) the vector retriever. */
