@@ -21,7 +21,15 @@ import { search as oramaSearch } from '@orama/orama';
 import { createHash, createHmac } from 'node:crypto';
 import { openBacklog, type BacklogService } from '../src/index.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
-import { cacheKeyPath, prefetchSignedFile, readSignedFile, stampPath } from '../src/service/cache-file.js';
+import {
+  cacheKeyPath,
+  prefetchSignedFile,
+  readSignedFile,
+  stampPath,
+  stampSignedFile,
+  type SignedRead,
+} from '../src/service/cache-file.js';
+import { isUnread, readBytes } from '../src/storage/unread-bytes.js';
 import {
   ensureCacheDir,
   readIndexCache,
@@ -265,19 +273,65 @@ describe('persisted index', () => {
     }
   });
 
+  it('a stamped cache is read when first needed; a term whose postings turn out malformed builds the index from the items', async () => {
+    const cold = await open();
+    const read = await readSignedFile(cacheFile());
+    expect(read).toMatchObject({ checked: 'stamp' });
+    const version = serviceCacheVersion(
+      new OramaSearchService().settings,
+      DEFAULT_LIMITS.maxWordsPerFile,
+      'native',
+    );
+    const cached = await readIndexCache(cacheFile(), version);
+    if (!('snapshot' in cached)) throw new Error('no snapshot');
+    // The index's JSON is read, its postings and sequences are not (nor the bodies).
+    const lexical = (unpack(cached.snapshot.index) as { lexical: Uint8Array }).lexical;
+    expect(isUnread(lexical)).toBe(true);
+    const oneShot = () => openBacklog({ dir, background: false, embeddings: 'none' });
+    const lazy = await oneShot();
+    for (const q of QUERIES) expect(await ids(lazy, q), q).toEqual(await ids(cold, q));
+    expect(lazy.cacheStatus().used).toBe(true);
+
+    // Every posting of the body field made malformed (documents -1: out of order), signed and stamped
+    // as a bug could write them: the first query that reads one falls back, with the same answers.
+    const bytes = await readFile(cacheFile());
+    const body = bytes.subarray(40);
+    const headerLength = body.readUInt32LE(0);
+    const index = body.subarray(4 + headerLength);
+    const saved = unpack((unpack(index) as { lexical: Uint8Array }).lexical) as {
+      index: { bm25f: { fieldNames: string[]; fields: { postings: Uint8Array }[] } };
+    };
+    const { fieldNames, fields } = saved.index.bm25f;
+    fields[fieldNames.indexOf('body')].postings.fill(0xff);
+    const key = await readFile(cacheKeyPath());
+    createHmac('sha256', key).update(body).digest().copy(bytes, 8);
+    await writeFile(cacheFile(), bytes);
+    await stampSignedFile(cacheFile(), await stat(cacheFile(), { bigint: true }), bytes.subarray(8, 40));
+    expect(await readSignedFile(cacheFile())).toMatchObject({ checked: 'stamp' });
+    const fallen = await oneShot();
+    for (const q of QUERIES) expect(await ids(fallen, q), q).toEqual(await ids(cold, q));
+    expect(JSON.stringify(fallen.diagnostics())).toContain('cache_rebuilt');
+    // Dropped: the next start rebuilds it from the files.
+    expect(existsSync(cacheFile())).toBe(false);
+  });
+
   it('a cache read early on libuv threads (prefetchSignedFile) is checked the same way', async () => {
     await open();
     const good = await readFile(cacheFile());
-    const plain = await readSignedFile(cacheFile());
+    // A stamped file's body is read when first needed (unread-bytes.ts): `whole` reads the rest.
+    const whole = (read: SignedRead) => ('body' in read ? (readBytes(read.body), read.body) : undefined);
+    const plain = whole(await readSignedFile(cacheFile()));
     prefetchSignedFile(cacheFile());
-    const early = await readSignedFile(cacheFile());
-    expect('body' in early && 'body' in plain && early.body.equals(plain.body)).toBe(true);
-    // The early read is the one used: the file replaced after it started does not change the answer.
+    const early = whole(await readSignedFile(cacheFile()));
+    expect(early && plain && early.equals(plain)).toBe(true);
+    expect(plain?.equals(good.subarray(40))).toBe(true);
+    // The early read is the one used: the file replaced after it started does not change the answer,
+    // nor its parts read after the replacement (from the descriptor of the file that was checked).
     prefetchSignedFile(cacheFile());
     await writeFile(`${cacheFile()}.new`, 'replaced');
     await rename(`${cacheFile()}.new`, cacheFile()); // as writers replace it: atomically
-    const taken = await readSignedFile(cacheFile());
-    expect('body' in taken && 'body' in plain && taken.body.equals(plain.body)).toBe(true);
+    const taken = whole(await readSignedFile(cacheFile()));
+    expect(taken && plain && taken.equals(plain)).toBe(true);
     // One byte of the body changed, then the signature: both refused, as readSignedFile refuses them.
     for (const at of [good.length - 1, 20]) {
       const tampered = Buffer.from(good);

@@ -25,6 +25,7 @@
 
 import { AdjacencyFilter } from './adjacency.js';
 import { fromBytes, grownInt32, grownUint8, grownUint32, toBytes } from './typed-arrays.js';
+import { isUnread, readBytes, UnreadableBytes } from '../storage/unread-bytes.js';
 
 /** Term id of the GAP token: a position without a term. Never a real id. */
 const GAP_ID = 0x7fffffff;
@@ -67,6 +68,13 @@ export class FieldIndex {
   private postCap: Int32Array = new Int32Array(0);
   private postUsed = 0;
   private postGarbage = 0;
+  /**
+   * Restored from bytes not read yet (unread-bytes.ts): 1 per term id whose postings are still to be read
+   * and checked, which its first lookup does; null once every term's are.
+   */
+  private unreadTerms: Uint8Array | null = null;
+  /** Restored from bytes not read yet: each document's sequence is read when first scanned. */
+  private unreadSequences = false;
 
   // Forward index: document -> [seqStart, seqStart + seqLength) of `seqData`; seqLength -1 = absent.
   private seqData: Uint32Array = new Uint32Array(0);
@@ -111,6 +119,12 @@ export class FieldIndex {
 
   /** The term's id or -1, without making the Map of a restored field. */
   private lookup(term: string): number {
+    const id = this.find(term);
+    if (id >= 0 && this.unreadTerms?.[id] === 1) this.readTerm(id);
+    return id;
+  }
+
+  private find(term: string): number {
     const sorted = this.sorted;
     if (!sorted) return this.ids.get(term) ?? -1;
     let lo = 0;
@@ -123,6 +137,53 @@ export class FieldIndex {
       else hi = mid - 1;
     }
     return -1;
+  }
+
+  /**
+   * Reads a restored term's postings from the cache file and checks them (as checkPostings); throws
+   * UnreadableBytes when they are malformed (the caller falls back to building the index from the items).
+   */
+  private readTerm(id: number): void {
+    const start = this.postStart[id];
+    readBytes(this.postData, 4 * start, 4 * (start + 2 * this.postCount[id]));
+    try {
+      checkPostings(
+        this.postData,
+        this.postStart,
+        this.postCount,
+        this.seqLength.length,
+        this.seqLength,
+        id,
+        id + 1,
+      );
+    } catch (err) {
+      throw new UnreadableBytes((err as Error).message);
+    }
+    this.unreadTerms![id] = 0;
+  }
+
+  /** Reads whatever of a restored field is still unread: before any change, a save or a scan of every document. */
+  readAll(): void {
+    if (this.unreadTerms) {
+      readBytes(this.postData);
+      try {
+        checkPostings(this.postData, this.postStart, this.postCount, this.seqLength.length, this.seqLength);
+      } catch (err) {
+        throw new UnreadableBytes((err as Error).message);
+      }
+      this.unreadTerms = null;
+    }
+    if (this.unreadSequences) {
+      readBytes(this.seqData);
+      this.unreadSequences = false;
+    }
+  }
+
+  /** Reads a restored document's sequence when it is first scanned. */
+  private readSequence(doc: number): void {
+    if (!this.unreadSequences) return;
+    const start = this.seqStart[doc];
+    readBytes(this.seqData, 4 * start, 4 * (start + this.seqLength[doc]));
   }
 
   get averageLength(): number {
@@ -140,12 +201,12 @@ export class FieldIndex {
   }
 
   hasTerm(term: string): boolean {
-    return this.lookup(term) >= 0;
+    return this.find(term) >= 0;
   }
 
   /** Documents that have the term in this field. */
   docFreq(term: string): number {
-    const id = this.lookup(term);
+    const id = this.find(term);
     return id < 0 ? 0 : this.postCount[id];
   }
 
@@ -177,6 +238,7 @@ export class FieldIndex {
    * returns the terms new to this field.
    */
   add(doc: number, terms: string[], positions: number[]): string[] {
+    this.readAll();
     if (this.has(doc)) this.remove(doc);
     const n = terms.length;
     const created: string[] = [];
@@ -216,6 +278,7 @@ export class FieldIndex {
   remove(doc: number): string[] {
     const emptied: string[] = [];
     if (!this.has(doc)) return emptied;
+    this.readAll();
     const start = this.seqStart[doc];
     const end = start + this.seqLength[doc];
     const seen = this.scratch;
@@ -246,6 +309,7 @@ export class FieldIndex {
     const id = this.lookup(term);
     const out: number[] = [];
     if (id < 0 || !this.has(doc)) return out;
+    this.readSequence(doc);
     let pos = -1;
     const start = this.seqStart[doc];
     const end = start + this.seqLength[doc];
@@ -281,6 +345,7 @@ export class FieldIndex {
    * than 0 once every document is in.
    */
   fillAdjacency(budget: number): number {
+    this.readAll();
     if (this.adjacency === undefined || this.adjacency.full) {
       // Room for the pairs there are and a quarter more, added or changed later.
       this.adjacency = new AdjacencyFilter(
@@ -308,6 +373,7 @@ export class FieldIndex {
   /** The document's tokens (term id << 1, bit 0 set for a token at the same position as the one before); see phrase.ts. */
   sequence(doc: number): Uint32Array {
     if (!this.has(doc)) return new Uint32Array(0);
+    this.readSequence(doc);
     const start = this.seqStart[doc];
     return this.seqData.subarray(start, start + this.seqLength[doc]);
   }
@@ -377,6 +443,7 @@ export class FieldIndex {
 
   /** Whether the document has the term (by id) in this field: a binary search in its postings. */
   hasTermIn(doc: number, id: number): boolean {
+    if (this.unreadTerms?.[id] === 1) this.readTerm(id);
     const i = this.lowerBound(id, doc);
     return i < this.postCount[id] && this.postData[this.postStart[id] + 2 * i] === doc;
   }
@@ -494,6 +561,7 @@ export class FieldIndex {
    * back in arrays of exactly their size (after a bulk build; later additions grow them again).
    */
   compact(): void {
+    this.readAll();
     const live = this.postCount.subarray(0, this.terms.length);
     this.postCap.set(live);
     this.compactPostings();
@@ -504,6 +572,7 @@ export class FieldIndex {
 
   /** The field as bytes: dictionary, lengths, forward index, document frequencies and postings (compacted). */
   save(): SavedFieldIndex {
+    this.readAll();
     const docs = this.lengths.length;
     const lengths = new Int32Array(docs);
     const seqLengths = new Int32Array(docs);
@@ -614,7 +683,10 @@ export class FieldIndex {
       throw new Error('field index: postings do not match the document frequencies');
     // The sequences are not walked here (they are read where they lie, a document's when it is
     // needed): a token of no known term only fails to match (phrases) or is skipped (removal).
-    checkPostings(postData, postStart, postCount, docs, index.seqLength);
+    // Bytes not read yet are read and checked term by term when first looked up (readTerm).
+    if (isUnread(postData)) index.unreadTerms = new Uint8Array(termSlots).fill(1);
+    else checkPostings(postData, postStart, postCount, docs, index.seqLength);
+    index.unreadSequences = isUnread(seq);
     index.postData = postData;
     index.postStart = postStart;
     index.postCount = postCount;
@@ -655,8 +727,10 @@ function checkPostings(
   docs: number,
   /** Each document's sequence length: -1 for a removed one, which no posting may name. */
   seqLength: Int32Array,
+  from = 0,
+  to = postCount.length,
 ): void {
-  for (let id = 0; id < postCount.length; id++) {
+  for (let id = from; id < to; id++) {
     let last = -1;
     const end = postStart[id] + 2 * postCount[id];
     for (let k = postStart[id]; k < end; k += 2) {

@@ -63,8 +63,10 @@ export class IdRouter {
   private readonly prefixCounts = new Map<string, number>();
 
   add(doc: RoutableDocument): void {
-    this.remove(doc.id);
-    this.ids.set(idKey(doc.id), doc.id);
+    // One idKey per document (a restore routes every one: 50,000 at a large start).
+    const own = idKey(doc.id);
+    if (this.ids.has(own)) this.remove(doc.id);
+    this.ids.set(own, doc.id);
     const m = ID.exec(doc.id);
     if (m) {
       const prefix = m[1].toLowerCase();
@@ -74,7 +76,7 @@ export class IdRouter {
       set.add(doc.id);
       this.byNumber.set(key, set);
     }
-    const aliases = aliasKeys(doc).filter((k) => !this.aliases.has(k));
+    const aliases = aliasKeys(doc, own).filter((k) => !this.aliases.has(k));
     for (const k of aliases) this.aliases.set(k, doc.id);
     if (aliases.length) this.aliasesOf.set(doc.id, aliases);
   }
@@ -136,11 +138,11 @@ export class IdRouter {
 }
 
 /** Keys a document answers to besides its id: `ADR 0116` opening its title, `adr/0116-x.md` as its file. */
-function aliasKeys(doc: RoutableDocument): string[] {
+function aliasKeys(doc: RoutableDocument, own: string): string[] {
   const keys: string[] = [];
   const title = doc.title ? TITLE_ID.exec(doc.title.trim()) : null;
   if (title) keys.push(normalizeId(title[1], title[2]));
   const file = doc.path ? /(?:^|\/)([A-Za-z]{2,})\/(\d+(?:\.\d+)*)[-_ .][^/]*$/.exec(doc.path) : null;
   if (file) keys.push(normalizeId(file[1], file[2]));
-  return [...new Set(keys)].filter((k) => k !== idKey(doc.id));
+  return [...new Set(keys)].filter((k) => k !== own);
 }

@@ -276,6 +276,11 @@ export class LexicalIndex {
     return { languages: languages as Language[], language, archived, updated };
   }
 
+  /** Reads what a restore left unread (field-index.ts); throws UnreadableBytes when it is malformed. */
+  readAll(): void {
+    for (const field of this.store.bm25f.fields) field.readAll();
+  }
+
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
   async build(
     docs: Iterable<SearchDocument>,

@@ -23,7 +23,7 @@ import { FieldIndex, type SavedFieldIndex } from './field-index.js';
 import { LengthNorms, ScoreScratch, scoreBm25f, type OutsideStats, type QueryTermGroup } from './score.js';
 import type { Keep } from './top-k.js';
 import type { Language, TextAnalyzer } from './tokenizer.js';
-import { pack, unpack } from './packed.js';
+import { pack, unpack, Unread } from './packed.js';
 import { fromBytes } from './typed-arrays.js';
 
 const defaultIndex = oramaIndex.createIndex();
@@ -409,7 +409,11 @@ export function createBm25fIndex(
       saved.bm25f = {
         format: FIELD_INDEX_FORMAT,
         fieldNames: (store as Bm25fIndexStore).bm25f.fieldNames,
-        fields: (store as Bm25fIndexStore).bm25f.fields.map((f) => f.save()),
+        // The largest parts, of which a restored search reads a few terms' and documents' (packed.ts Unread).
+        fields: (store as Bm25fIndexStore).bm25f.fields.map((f) => {
+          const field = f.save();
+          return { ...field, seq: new Unread(field.seq), postings: new Unread(field.postings) };
+        }),
       };
       return saved;
     },

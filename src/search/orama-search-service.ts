@@ -18,7 +18,8 @@ import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
-import { pack, unpack } from './packed.js';
+import { pack, unpack, Unread } from './packed.js';
+import { UnreadableBytes } from '../storage/unread-bytes.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
 import { isIdQuery } from '../storage/ids.js';
@@ -104,6 +105,11 @@ export class OramaSearchService implements SearchEngine {
   private readonly lexicalIndex: LexicalIndex;
   private readonly resultStore: ResultStore;
   private pending: PendingRestore | null = null;
+  /**
+   * The documents of the last restore, while its index may still hold bytes not read yet (unread-bytes.ts),
+   * and whom to tell when those turn out malformed: the index is then built from the documents (fallBack).
+   */
+  private restoredFrom: { docs: SearchDocument[]; unusable: (why: string) => void } | null = null;
   private readonly rehearsal = new Background();
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
@@ -169,6 +175,7 @@ export class OramaSearchService implements SearchEngine {
   ): Promise<void> {
     const all = [...docs];
     this.pending = null;
+    this.restoredFrom = null;
     this.results.clear();
     for (const doc of all) this.results.put(doc);
     await this.lexical.build(all, opts);
@@ -178,14 +185,48 @@ export class OramaSearchService implements SearchEngine {
 
   /** Adds or replaces one document. */
   upsert(doc: SearchDocument): void {
+    this.readRestored();
     this.lexical.upsert(doc);
     this.results.put(doc);
   }
 
   /** Removes a document; returns whether it was there. */
   remove(id: string): boolean {
+    this.readRestored();
     this.results.remove(id);
     return this.lexical.remove(id);
+  }
+
+  /** Before the first change to a restored index: the rest of its bytes read and checked (or the fallback). */
+  private readRestored(): void {
+    if (!this.restoredFrom) return;
+    this.orFallBack(() => this.lexicalIndex.readAll());
+    this.restoredFrom = null;
+  }
+
+  /**
+   * `run()`, or, when it meets bytes of the restored index that are malformed (UnreadableBytes: postings
+   * read and checked when first looked up), the index built from the restore's documents and `run()` again.
+   */
+  private orFallBack<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (err) {
+      if (!this.fallBack(err)) throw err;
+      return run();
+    }
+  }
+
+  /** Builds the index from the last restore's documents when `err` is its bytes' fault; whether it did. */
+  private fallBack(err: unknown): boolean {
+    const from = this.restoredFrom;
+    if (!(err instanceof UnreadableBytes) || !from) return false;
+    this.restoredFrom = null;
+    this.resultStore.clear();
+    for (const doc of from.docs) this.resultStore.put(doc);
+    this.lexicalIndex.buildNow(from.docs);
+    from.unusable(err.message);
+    return true;
   }
 
   /**
@@ -194,13 +235,21 @@ export class OramaSearchService implements SearchEngine {
    * the rest of the results is rebuilt from the documents.
    */
   async serialize(): Promise<Uint8Array> {
+    this.settle();
+    this.orFallBack(() => this.lexicalIndex.readAll());
     const lexical = await this.lexical.serialize();
-    return pack({ lexical, snippets: await this.resultStore.savePrepared() });
+    // Left unread by a restore (packed.ts Unread): its own parts say what to read.
+    return pack({ lexical: new Unread(lexical), snippets: await this.resultStore.savePrepared() });
   }
 
-  /** Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. */
-  restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = []): void {
+  /**
+   * Loads bytes from `serialize()`; `docs` are the same documents, for their result fields. `unusable`: told
+   * when bytes of the index read later (a term's postings) are malformed, after the index was built from
+   * `docs` instead.
+   */
+  restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = [], unusable?: (why: string) => void): void {
     this.pending = null;
+    this.restoredFrom = null;
     const all = [...docs];
     const saved = unpack(bytes) as { lexical?: unknown; snippets?: unknown };
     // Bytes of the lexical index alone (an older layout) are handed over as they are: it refuses them.
@@ -209,6 +258,7 @@ export class OramaSearchService implements SearchEngine {
     this.resultStore.clear();
     for (const doc of all) this.resultStore.put(doc);
     if (lexical !== bytes) this.resultStore.restorePrepared(saved.snippets);
+    if (unusable) this.restoredFrom = { docs: all, unusable };
     this.resultStore.warm();
     this.rehearse();
   }
@@ -231,7 +281,7 @@ export class OramaSearchService implements SearchEngine {
     this.pending = null;
     let why: string | null = null;
     try {
-      this.restore(bytes, docs);
+      this.restore(bytes, docs, unusable);
       const ids = new Set(docs.map((d) => d.id));
       const indexed = this.lexicalIndex.documentIds();
       if (ids.size !== docs.length || indexed.length !== ids.size || !indexed.every((id) => ids.has(id)))
@@ -240,6 +290,7 @@ export class OramaSearchService implements SearchEngine {
       why = (err as Error).message;
     }
     if (why === null) return;
+    this.restoredFrom = null;
     this.resultStore.clear();
     for (const doc of docs) this.resultStore.put(doc);
     this.lexicalIndex.buildNow(docs);
@@ -336,12 +387,12 @@ export class OramaSearchService implements SearchEngine {
 
   /** Documents with the term, as the scorer counts them (LexicalIndex.docFreq). */
   docFreq(term: string, fields: number | undefined): number {
-    return this.lexical.docFreq(term, fields);
+    return this.orFallBack(() => this.lexical.docFreq(term, fields));
   }
 
   /** The lexical retriever alone: ranked ids and BM25F scores (evaluations and benchmarks use it). */
   search(req: SearchRequest): SearchResponse {
-    return this.lexical.search(req);
+    return this.orFallBack(() => this.lexical.search(req));
   }
 
   /** Sets (or clears) the vector retriever. */
@@ -391,6 +442,16 @@ export class OramaSearchService implements SearchEngine {
    * read), retrieves, fuses, routes ids, pages, groups, adds related items, and builds the results.
    */
   async query(q: SearchQuery): Promise<SearchOutcome> {
+    try {
+      return await this.answer(q);
+    } catch (err) {
+      // A term's postings in the restored bytes were malformed: answered from the index built anew.
+      if (!this.fallBack(err)) throw err;
+      return this.answer(q);
+    }
+  }
+
+  private async answer(q: SearchQuery): Promise<SearchOutcome> {
     const positive = q.matchMode === 'raw' ? positiveText(parseRawQuery(q.text)) : q.text;
     const warnings: string[] = [];
     const vectors = this.vectors?.state === 'ready' ? this.vectors : undefined;

@@ -9,14 +9,23 @@
  * from the start (zeros between). Values JSON cannot hold are single-key objects in the JSON, their key
  * starting with NUL (a character no real key begins with, and escaped if one does):
  * - `{"\u0000b":[offset,length]}`: an ArrayBufferView, read back as a Uint8Array (a view of the bytes);
+ * - `{"\u0000u":[offset,length]}`: the same, given to pack as `new Unread(view)`: in bytes read when first
+ *   needed (unread-bytes.ts) it is not read by unpack, its reader reads the parts it uses;
  * - `{"\u0000d":ms}`: a Date; `{"\u0000n":"NaN"}` (or "Infinity", "-Infinity"): such a number;
  * - `{"\u0000o":{...}}`: an object of the data whose only key starts with NUL, kept as it was.
  * `undefined` in an object is left out (JSON's rule); in an array it becomes null. A Map becomes an object.
  */
+import { readBytes } from '../storage/unread-bytes.js';
+
 const TAG = '\u0000';
 const NOT_ASCII = /[\u0080-\uffff]/g;
 const escapeUnit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 const LENGTH_BYTES = 4;
+
+/** A binary leaf that unpack leaves unread (see the layout): its reader calls readBytes for what it reads. */
+export class Unread {
+  constructor(readonly view: ArrayBufferView) {}
+}
 
 export function pack(value: unknown): Uint8Array {
   const leaves: Uint8Array[] = [];
@@ -26,12 +35,16 @@ export function pack(value: unknown): Uint8Array {
       if (typeof v === 'number' && !Number.isFinite(v)) return { [`${TAG}n`]: String(v) };
       return v;
     }
-    if (ArrayBuffer.isView(v)) {
-      const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    const unread = v instanceof Unread;
+    if (unread || ArrayBuffer.isView(v)) {
+      const view = unread ? v.view : v;
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      // Written whole, so the bytes of a restored view are read first.
+      readBytes(bytes);
       leaves.push(bytes);
       const at = offset;
       offset += bytes.byteLength + pad(bytes.byteLength);
-      return { [`${TAG}b`]: [at, bytes.byteLength] };
+      return { [`${TAG}${unread ? 'u' : 'b'}`]: [at, bytes.byteLength] };
     }
     if (v instanceof Date) return { [`${TAG}d`]: v.getTime() };
     if (Array.isArray(v)) return v.map(tagged);
@@ -62,8 +75,10 @@ export function pad(n: number): number {
 export function unpack(bytes: Uint8Array): unknown {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.length < LENGTH_BYTES) throw new Error('packed value: too short');
+  readBytes(view, 0, LENGTH_BYTES);
   const jsonEnd = LENGTH_BYTES + view.readUInt32LE(0);
   if (jsonEnd > view.length) throw new Error('packed value: its text runs past the end');
+  readBytes(view, LENGTH_BYTES, jsonEnd);
   const json = view.subarray(LENGTH_BYTES, jsonEnd);
   // Written as ASCII (pack), read as Latin-1 without a pass to check it (at 50,000 documents the check
   // took a third as long as the copy): a byte past ASCII, in bytes not of pack's making, only makes
@@ -91,7 +106,8 @@ export function unpack(bytes: Uint8Array): unknown {
 
 function resolveTag(key: string, v: unknown, leaves: Buffer, untagged: (v: unknown) => unknown): unknown {
   switch (key) {
-    case `${TAG}b`: {
+    case `${TAG}b`:
+    case `${TAG}u`: {
       const [at, length] = Array.isArray(v) ? v : [];
       if (
         !Number.isSafeInteger(at) ||
@@ -101,7 +117,9 @@ function resolveTag(key: string, v: unknown, leaves: Buffer, untagged: (v: unkno
         at + length > leaves.length
       )
         throw new Error('packed value: a binary leaf outside the bytes');
-      return new Uint8Array(leaves.buffer, leaves.byteOffset + at, length);
+      const leaf = new Uint8Array(leaves.buffer, leaves.byteOffset + at, length);
+      if (key === `${TAG}b`) readBytes(leaf);
+      return leaf;
     }
     case `${TAG}d`:
       if (typeof v !== 'number') throw new Error('packed value: a malformed date');

@@ -21,12 +21,13 @@
  * checks (packed.ts, index-cache.ts, the index's loads) still refuse malformed bytes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fstatSync, openSync, read, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, openSync, read, readSync, type BigIntStats } from 'node:fs';
 import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
 import { userConfigDir } from '../storage/user-config.js';
-import { openRegularFile, READ_FLAGS, readRegularFile } from '../storage/read-file.js';
+import { openRegularFile, READ_FLAGS } from '../storage/read-file.js';
+import { unreadBuffer } from '../storage/unread-bytes.js';
 
 const MAGIC = Buffer.from('BLSCACH2');
 const STAMP_MAGIC = Buffer.from('BLSSTMP1');
@@ -165,8 +166,9 @@ const MISMATCH = 'checksum mismatch (truncated, corrupt, or not signed by this u
 export async function readSignedFile(path: string): Promise<SignedRead> {
   const early = prefetched.get(path);
   prefetched.delete(path);
-  const read = (await early) ?? (await readWithStat(path));
+  const read = (await early) ?? (await readChecked(path));
   if (!read) return { reason: 'no cache yet', missing: true };
+  if ('unread' in read) return { body: read.unread, checked: 'stamp' };
   const { bytes, stat } = read;
   if (bytes.length < HEAD_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC))
     return { reason: NOT_OURS };
@@ -183,52 +185,80 @@ export async function readSignedFile(path: string): Promise<SignedRead> {
   return { body, checked: 'signature' };
 }
 
-/** The file's bytes and status (null: no such file, or it cannot be read). */
-function readWithStat(path: string): Promise<FileRead | null> {
-  return readRegularFile(path).catch(() => null);
-}
-
-/** Reads started by prefetchSignedFile (null: it could not read the whole file; readSignedFile tries again). */
-const prefetched = new Map<string, Promise<FileRead | null>>();
-
 /**
- * Starts reading `path` for the next readSignedFile of it, as one read on libuv's threads (readFile
- * reads 512 KB at a time, each part waiting for the main thread), so a one-shot command reads its cache
- * while it compiles the modules it then needs (issue #23; docs/performance.md). The signature is
- * checked when the file is taken. Never throws.
+ * A file whose stamp matches its status (the one written or checked), as a body read when first needed
+ * (unread-bytes.ts: a one-shot reads the parts it uses); else its bytes and status, read whole for the
+ * signature (null: no such file, or it cannot be read). Never throws.
  */
-export function prefetchSignedFile(path: string): void {
-  if (prefetched.has(path)) return;
+async function readChecked(path: string): Promise<FileRead | { unread: Buffer } | null> {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
-    if (!fstatSync(fd).isFile()) {
-      closeSync(fd);
-      return;
-    }
   } catch {
-    return;
+    return null;
   }
-  prefetched.set(
-    path,
-    new Promise<FileRead | null>((resolve) => {
-      try {
-        const size = fstatSync(fd).size;
-        const bytes = Buffer.allocUnsafeSlow(size);
-        read(fd, bytes, 0, size, 0, (err, got) => {
-          try {
-            // The status after the read: a change during it shows in the change time.
-            resolve(!err && got === size ? { bytes, stat: fstatSync(fd, { bigint: true }) } : null);
-          } catch {
-            resolve(null);
-          } finally {
-            closeSync(fd);
-          }
-        });
-      } catch {
-        closeSync(fd);
-        resolve(null);
+  let owned = false;
+  try {
+    const stat = fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) return null;
+    const size = Number(stat.size);
+    if (size > HEAD_BYTES) {
+      const head = Buffer.alloc(HEAD_BYTES);
+      if (
+        readSync(fd, head, 0, HEAD_BYTES, 0) === HEAD_BYTES &&
+        head.subarray(0, MAGIC.length).equals(MAGIC)
+      ) {
+        const expected = await stampOf(stat, signatureOf(head));
+        const stamp = expected && (await readStamp(path, expected.length));
+        if (expected && stamp && timingSafeEqual(stamp, expected)) {
+          owned = true;
+          return { unread: unreadBuffer(fd, HEAD_BYTES, size - HEAD_BYTES) };
+        }
       }
-    }),
-  );
+    }
+    owned = true;
+    return await readWhole(fd);
+  } catch {
+    return null;
+  } finally {
+    if (!owned) closeSync(fd);
+  }
+}
+
+/**
+ * The whole file as one read on libuv's threads (readFile reads 512 KB at a time, each part waiting for
+ * the main thread), and its status after the read (a change during it shows in the change time). Closes `fd`.
+ */
+function readWhole(fd: number): Promise<FileRead | null> {
+  return new Promise<FileRead | null>((resolve) => {
+    try {
+      const size = fstatSync(fd).size;
+      const bytes = Buffer.allocUnsafeSlow(size);
+      read(fd, bytes, 0, size, 0, (err, got) => {
+        try {
+          resolve(!err && got === size ? { bytes, stat: fstatSync(fd, { bigint: true }) } : null);
+        } catch {
+          resolve(null);
+        } finally {
+          closeSync(fd);
+        }
+      });
+    } catch {
+      closeSync(fd);
+      resolve(null);
+    }
+  });
+}
+
+/** Reads started by prefetchSignedFile (null: it could not read the file; readSignedFile tries again). */
+const prefetched = new Map<string, Promise<FileRead | { unread: Buffer } | null>>();
+
+/**
+ * Starts reading `path` for the next readSignedFile of it while a one-shot command compiles the modules it
+ * then needs (issue #23; docs/performance.md): its stamp, and the whole file only when the stamp does not
+ * match (the signature is then checked when the file is taken). Never throws.
+ */
+export function prefetchSignedFile(path: string): void {
+  if (prefetched.has(path)) return;
+  prefetched.set(path, readChecked(path));
 }

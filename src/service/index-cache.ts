@@ -31,6 +31,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { pack, pad, unpack } from '../search/packed.js';
 import { lazyProperty } from '../storage/lazy.js';
+import { readBytes } from '../storage/unread-bytes.js';
 import { writeFileAtomicStat } from '../storage/write-file.js';
 import { readSignedFile, signatureOf, signedFile, stampSignedFile } from './cache-file.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
@@ -58,8 +59,11 @@ import { VERSION } from '../version.js';
  * own, decoded when first read (orama-components.ts); packed JSON always ASCII (no check on read).
  * 18: the index holds the bodies prepared for snippets beside the lexical index (ResultStore.savePrepared,
  * saved-snippets.ts).
+ * 19: the index and the body field's postings and sequences are leaves that unpack leaves unread (packed.ts
+ * `Unread`): a file whose stamp matches is read when first needed (unread-bytes.ts), a term's postings
+ * when it is first looked up.
  */
-export const CACHE_FORMAT = 18;
+export const CACHE_FORMAT = 19;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
@@ -182,9 +186,11 @@ export async function readIndexCache(
 
 /** The header and the sections it names, each checked to lie inside the body. */
 function readSections(body: Buffer): { version: string } & Record<(typeof SECTIONS)[number], Buffer> {
+  readBytes(body, 0, HEADER_BYTES);
   const headerLength = body.length >= HEADER_BYTES ? body.readUInt32LE(0) : Infinity;
   if (headerLength > MAX_HEADER_BYTES || HEADER_BYTES + headerLength > body.length)
     throw new Error('no header');
+  readBytes(body, HEADER_BYTES, HEADER_BYTES + headerLength);
   const header = JSON.parse(body.subarray(HEADER_BYTES, HEADER_BYTES + headerLength).toString('utf8')) as {
     version?: unknown;
     sections?: unknown;
@@ -264,7 +270,10 @@ function withBodies(
     throw new Error('items and bodies disagree');
   const starts = new Float64Array(items.length + 1);
   for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + bodyBytes[i];
-  const lazyBody = lazyProperty('body', (i: number) => bytes.toString('utf8', starts[i], starts[i + 1]));
+  const lazyBody = lazyProperty('body', (i: number) => {
+    readBytes(bytes, starts[i], starts[i + 1]);
+    return bytes.toString('utf8', starts[i], starts[i + 1]);
+  });
   items.forEach((item, i) => {
     if (item && typeof item === 'object') lazyBody(item, i);
   });

@@ -18,7 +18,9 @@ import {
   loadBacklog,
   loadFile,
   loadFiles,
+  STAT_ASIDE_FILES,
   statFiles,
+  statFilesAside,
   walkBacklog,
 } from '../storage/backlog-store.js';
 import {
@@ -186,6 +188,15 @@ export class Indexer {
       ];
       return false;
     };
+    // The files are listed and, in a large backlog, stat'ed in a thread while the cache is read.
+    const walking = walkBacklog(this.dir).then(async (walked) => ({
+      walked,
+      stats: await (walked.files.length >= STAT_ASIDE_FILES ? statFilesAside : statFiles)(
+        this.dir,
+        walked.files,
+      ),
+    }));
+    walking.catch(() => undefined);
     const read = await readIndexCache(this.cachePath!, this.cacheVersion);
     if (!('snapshot' in read)) {
       if (read.missing) this.cacheDiagnostics = [];
@@ -194,8 +205,7 @@ export class Indexer {
     const { snapshot } = read;
     if (!Array.isArray(snapshot.items) || !snapshot.items.every(isCachedItemShape))
       return unusable('an item in it is malformed');
-    const walked = await walkBacklog(this.dir);
-    const stats = await statFiles(this.dir, walked.files);
+    const { walked, stats } = await walking;
     const changed = Object.keys(stats).filter(
       (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
     );
@@ -208,19 +218,21 @@ export class Indexer {
     ];
     this.store.replaceAll(snapshot.items);
     const docs = () => snapshot.items.map((item) => this.store.toSearchDocument(item));
+    const cachePath = this.cachePath!;
+    // Told when the index turns out unusable after it was taken (its bytes are read when first used).
+    const builtInstead = (why: string) => {
+      unusable(why);
+      this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
+      // The index was built from the items instead; the next start rebuilds the cache from the files.
+      rmSync(cachePath, { force: true });
+    };
     if (this.deferIndex && changed.length + removed.length === 0) {
-      const cachePath = this.cachePath!;
       // The documents are made from the store when the index is first read: before any change to it
       // (applyLatest and removeFile settle first), so they are the cached items' as read.
-      this.index.restoreLater(snapshot.index, docs, (why) => {
-        unusable(why);
-        this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
-        // The index was built from the items instead; the next start rebuilds the cache from the files.
-        rmSync(cachePath, { force: true });
-      });
+      this.index.restoreLater(snapshot.index, docs, builtInstead);
     } else {
       try {
-        this.index.restore(snapshot.index, docs());
+        this.index.restore(snapshot.index, docs(), builtInstead);
       } catch (err) {
         return unusable((err as Error).message);
       }
