@@ -226,6 +226,8 @@ export class ResultStore {
       // prepared costs a twentieth of one prepared from its markdown, and a query that meets a body not
       // yet prepared prepares it itself.
       const until = performance.now() + WARM_SLICE_MS;
+      // The saved bodies are checked first, all in one loop (see SavedSnippets.checkUntil).
+      if (this.saved && !this.saved.checkUntil(until)) return false;
       for (let n = 0; pending.length > 0 && (n < 50 || performance.now() < until); n++)
         this.prepare(pending.pop()!);
       return pending.length === 0;
@@ -260,10 +262,16 @@ export class ResultStore {
     return SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(doc.fields.id), lead);
   }
 
-  /** The body as the persisted index kept it prepared, if it did for this markdown and language. */
+  /**
+   * The body as the persisted index kept it prepared, if it did for this markdown and language. A body
+   * not read yet is not read to compare its length (decoding it was a third of taking a saved body): it
+   * is the one restored with the table, or put again since (`put` forgets it).
+   */
   private fromSaved(doc: Stored): SnippetText | undefined {
+    if (!this.saved) return undefined;
     const id = doc.fields.id;
-    return this.saved?.take(id, doc.body.length, this.languageOf(id) ?? '', this.termIds);
+    const length = isLazy(doc, 'body') ? undefined : doc.body.length;
+    return this.saved.take(id, length, this.languageOf(id) ?? '', this.termIds);
   }
 
   private stored(id: string): Stored {

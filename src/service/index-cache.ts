@@ -57,9 +57,9 @@ import { VERSION } from '../version.js';
  * their own, decoded when first read; the index's stored documents and its filter trees as bytes of their
  * own, decoded when first read (orama-components.ts); packed JSON always ASCII (no check on read).
  * 18: the index holds the bodies prepared for snippets beside the lexical index (ResultStore.savePrepared,
- * saved-snippets.ts).
+ * saved-snippets.ts). 19: those bodies' runs and occurrences as SnippetText's own uint32 arrays, read in place.
  */
-export const CACHE_FORMAT = 18;
+export const CACHE_FORMAT = 19;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
