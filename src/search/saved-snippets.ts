@@ -38,7 +38,7 @@ export interface SavableBody {
 export function encodeSnippets(
   bodies: readonly SavableBody[],
   ids: TermIds,
-  maxTextBytes = MAX_SAVED_TEXT_BYTES,
+  { maxTextBytes = MAX_SAVED_TEXT_BYTES, partial = false } = {},
 ): Uint8Array | undefined {
   const encoder = new TextEncoder();
   const names = ids.terms();
@@ -95,6 +95,7 @@ export function encodeSnippets(
   });
   return pack({
     format: FORMAT,
+    partial,
     ids: kept.map((k) => k.body.id),
     languages: kept.map((k) => k.body.language),
     terms,
@@ -140,6 +141,8 @@ export class SavedSnippets {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
 
   private constructor(
+    /** Only some of the backlog's bodies were saved (ResultStore.savePrepared with background work off). */
+    readonly partial: boolean,
     private readonly languages: string[],
     private readonly terms: string[],
     private readonly docs: Uint32Array,
@@ -193,7 +196,18 @@ export class SavedSnippets {
       const [starts, ends, termIds, termRuns] = [u32(v.starts), u32(v.ends), u32(v.termIds), u32(v.termRuns)];
       if (!(v.text instanceof Uint8Array) || docs.length !== ids.length * FIELDS) return undefined;
       if (starts.length !== ends.length || termIds.length !== termRuns.length) return undefined;
-      const saved = new SavedSnippets(languages, terms, docs, v.text, starts, ends, termIds, termRuns, ids);
+      const saved = new SavedSnippets(
+        v.partial === true,
+        languages,
+        terms,
+        docs,
+        v.text,
+        starts,
+        ends,
+        termIds,
+        termRuns,
+        ids,
+      );
       const n = ids.length;
       return saved.textAt[n] === v.text.length &&
         saved.runAt[n] === starts.length &&
