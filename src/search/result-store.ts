@@ -277,9 +277,6 @@ export class ResultStore {
    */
   private fromSaved(doc: Stored): SnippetText | undefined {
     if (!this.saved) return undefined;
-    // A long-lived process checks every saved body at once when a query comes before the warm did: one
-    // loop over all of them cost less than checking its 20 results one by one in code not yet compiled.
-    if (this.background) this.saved.checkUntil(Infinity);
     const id = doc.fields.id;
     const length = isLazy(doc, 'body') ? undefined : doc.body.length;
     return this.saved.take(id, length, this.languageOf(id) ?? '', this.termIds);
