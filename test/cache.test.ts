@@ -488,6 +488,36 @@ describe('persisted index', () => {
     expect((await open({ background: false })).cacheStatus().used).toBe(true);
   });
 
+  it('a one-shot that builds saves only the bodies it prepared; the next long-lived start saves them all', async () => {
+    const version = serviceCacheVersion(
+      new OramaSearchService().settings,
+      DEFAULT_LIMITS.maxWordsPerFile,
+      'native',
+    );
+    const savedTable = async () => {
+      const read = await readIndexCache(cacheFile(), version);
+      if (!('snapshot' in read)) throw new Error(read.reason);
+      const { snippets } = unpack(read.snapshot.index) as { snippets: Uint8Array };
+      const { partial, ids } = unpack(snippets) as { partial: boolean; ids: string[] };
+      return { partial, saved: ids.length, items: read.snapshot.items.length };
+    };
+    const oneShot = await open({ background: false });
+    expect(oneShot.cacheStatus()).toMatchObject({ used: false });
+    const first = await savedTable();
+    expect(first.partial).toBe(true);
+    expect(first.saved).toBeLessThan(first.items);
+    // A long-lived start restores it and writes the cache again, every body prepared.
+    const server = await open();
+    expect(server.cacheStatus()).toMatchObject({ used: true, changed: 0 });
+    expect(server.cacheStatus().bytes).toBeGreaterThan(1000);
+    const second = await savedTable();
+    expect(second).toMatchObject({ partial: false, items: first.items });
+    expect(second.saved).toBeGreaterThan(first.items * 0.9);
+    for (const q of QUERIES) expect(await ids(server, q)).toEqual(await ids(oneShot, q));
+    // Complete now: the next start does not write it.
+    expect((await open()).cacheStatus()).toMatchObject({ used: true, bytes: null });
+  });
+
   it('a write killed half-way leaves a temp file, never a broken cache', async () => {
     const cold = await open();
     const good = await readFile(cacheFile());

@@ -32,7 +32,7 @@ const DOCS: SearchDocument[] = [
     title: 'Long',
     body: Array.from({ length: 400 }, (_, i) => `word${i % 37} board${i % 5} windows`).join(' '),
   },
-  // More occurrences of one term than an entry counts (4,095): saved as several entries.
+  // Many occurrences of one term (the earlier layout counted them in 12 bits).
   { id: 'TASK-8', title: 'Many', body: 'board '.repeat(5000) + 'sync queue' },
 ];
 const QUERIES = ['board view windows', 'sync queue', 'перевод', 'covid 19', 'board', 'windows word3', '看板'];
@@ -57,9 +57,10 @@ async function answers(service: OramaSearchService) {
 }
 
 async function built(): Promise<{ service: OramaSearchService; bytes: Uint8Array }> {
-  const service = new OramaSearchService({}, { background: false });
+  // Background work on, as a long-lived process saves: every body (off, only those already prepared).
+  const service = new OramaSearchService();
   await service.build(DOCS);
-  await service.languagesSettled();
+  await service.warmedUp();
   return { service, bytes: await service.serialize() };
 }
 
@@ -79,6 +80,7 @@ describe('prepared bodies in the persisted index', () => {
     restored.restore(bytes, DOCS);
     const saved = (restored as unknown as { resultStore: { saved: SavedSnippets | null } }).resultStore.saved;
     expect(saved).toBeInstanceOf(SavedSnippets);
+    expect(saved!.partial).toBe(false);
     expect(await answers(restored)).toEqual(expected);
     expect(expected.flat().length).toBeGreaterThan(10);
   });
@@ -143,7 +145,7 @@ describe('prepared bodies in the persisted index', () => {
     const expected = await answers(service);
     const u32 = (v: unknown) => fromBytes(v as Uint8Array, Uint32Array);
     const hostile: ((t: Record<string, unknown>) => void)[] = [
-      (t) => (t.format = 2),
+      (t) => (t.format = 1),
       (t) => (t.ids = 'TASK-1'),
       (t) => (t.ids = [1, 2]),
       (t) => (t.languages = ['']),
@@ -151,17 +153,18 @@ describe('prepared bodies in the persisted index', () => {
       (t) => (t.docs = new Uint8Array(3)),
       (t) => (t.docs = toBytes(u32(t.docs).slice(6))),
       (t) => (t.text = (t.text as Uint8Array).slice(1)),
-      (t) => (t.runs = toBytes(u32(t.runs).slice(1))),
-      (t) => (t.termRuns = (t.termRuns as Uint8Array).slice(2)),
+      (t) => (t.starts = toBytes(u32(t.starts).slice(1))),
+      (t) => (t.termRuns = toBytes(u32(t.termRuns).slice(1))),
       (t) => (t.termIds = toBytes(u32(t.termIds).map(() => 4_000_000_000))),
-      (t) => (t.termRuns = (t.termRuns as Uint8Array).slice().fill(0xff)),
-      (t) => (t.termIds = toBytes(u32(t.termIds).map((v) => v & ~0xfff))),
-      (t) => (t.termIds = toBytes(u32(t.termIds).map((v) => v + 1))),
-      (t) => (t.runs = toBytes(u32(t.runs).map(() => 0xffff_ffff))),
+      (t) => (t.termRuns = toBytes(u32(t.termRuns).map(() => 0xffff))),
+      (t) => (t.ends = toBytes(u32(t.ends).map(() => 0xffff_ffff))),
       (t) => (t.docs = toBytes(u32(t.docs).map((v, i) => (i % 6 === 4 ? 1e9 : v)))),
       (t) => (t.docs = toBytes(u32(t.docs).map((v, i) => (i % 6 === 3 ? 0xffff_ffff : v)))),
+      (t) => (t.docs = toBytes(u32(t.docs).map((v, i) => (i % 6 === 1 ? v + 1 : v)))),
       (t) => (t.text = new Uint8Array((t.text as Uint8Array).length).fill(0xff)),
       (t) => (t.termIds = toBytes(u32(t.termIds).reverse())),
+      (t) => (t.starts = toBytes(u32(t.starts).map((v, k) => (k === 3 ? 1e9 : v)))),
+      (t) => (t.termIds = toBytes(u32(t.termIds).map((v, k) => (k === 2 ? 0 : v)))),
     ];
     for (const edit of hostile) {
       const restored = new OramaSearchService({}, { background: false });
@@ -188,7 +191,7 @@ describe('prepared bodies in the persisted index', () => {
     });
     const bodies = [body('board view windows'), body('переводы')];
     // 18 + 16 bytes of UTF-8.
-    expect(encodeSnippets(bodies, ids, 33)).toBeUndefined();
-    expect(encodeSnippets(bodies, ids, 34)).toBeInstanceOf(Uint8Array);
+    expect(encodeSnippets(bodies, ids, { maxTextBytes: 33 })).toBeUndefined();
+    expect(encodeSnippets(bodies, ids, { maxTextBytes: 34 })).toBeInstanceOf(Uint8Array);
   });
 });

@@ -345,6 +345,11 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.languagesSettled();
   }
 
+  /** Whether the restored index kept only some bodies prepared (a one-shot wrote it): the next save completes it. */
+  get snippetsPartial(): boolean {
+    return this.results.partial;
+  }
+
   /** Resolves when the bodies are prepared for snippets after a build (benchmarks wait; searches never do). */
   snippetsReady(): Promise<void> {
     return this.results.whenWarm();

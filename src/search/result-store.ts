@@ -136,11 +136,14 @@ export class ResultStore {
   /**
    * The prepared bodies as bytes for the persisted index (saved-snippets.ts), every body prepared first
    * (a batch per tick); undefined for a backlog over MAX_SAVED documents or MAX_SAVED_TEXT_BYTES of text,
-   * or when the bodies changed meanwhile (the next save has them).
+   * or when the bodies changed meanwhile (the next save has them). With background work off (a one-shot
+   * command that had to build) only the bodies already prepared, marked partial: preparing the rest cost
+   * its first build about a fifth more CPU, and the next long-lived open writes them (`partial`).
    */
   async savePrepared(): Promise<Uint8Array | undefined> {
-    const entries = [...this.docs.values()];
-    if (entries.length > MAX_SAVED) return undefined;
+    const all = [...this.docs.values()];
+    if (all.length > MAX_SAVED) return undefined;
+    const entries = this.background ? all : all.filter((doc) => doc.snippet);
     const generation = this.generation;
     const current = (doc: Stored) => this.docs.get(doc.fields.id) === doc;
     for (let i = 0; i < entries.length; i += 50) {
@@ -154,7 +157,12 @@ export class ResultStore {
       const id = doc.fields.id;
       bodies.push({ id, body: doc.body, language: this.languageOf(id) ?? '', snippet: this.prepare(doc) });
     }
-    return encodeSnippets(bodies, this.termIds);
+    return encodeSnippets(bodies, this.termIds, { partial: entries.length < all.length });
+  }
+
+  /** Whether the persisted index this store was restored from kept only some of the bodies (savePrepared). */
+  get partial(): boolean {
+    return this.saved?.partial === true;
   }
 
   /**
@@ -226,6 +234,8 @@ export class ResultStore {
       // prepared costs a twentieth of one prepared from its markdown, and a query that meets a body not
       // yet prepared prepares it itself.
       const until = performance.now() + WARM_SLICE_MS;
+      // The saved bodies are checked first, all in one loop (see SavedSnippets.checkUntil).
+      if (this.saved && !this.saved.checkUntil(until)) return false;
       for (let n = 0; pending.length > 0 && (n < 50 || performance.now() < until); n++)
         this.prepare(pending.pop()!);
       return pending.length === 0;
@@ -260,10 +270,16 @@ export class ResultStore {
     return SnippetText.prepare(text, this.analyzer, this.termIds, this.languageOf(doc.fields.id), lead);
   }
 
-  /** The body as the persisted index kept it prepared, if it did for this markdown and language. */
+  /**
+   * The body as the persisted index kept it prepared, if it did for this markdown and language. A body
+   * not read yet is not read to compare its length (decoding it was a third of taking a saved body): it
+   * is the one restored with the table, or put again since (`put` forgets it).
+   */
   private fromSaved(doc: Stored): SnippetText | undefined {
+    if (!this.saved) return undefined;
     const id = doc.fields.id;
-    return this.saved?.take(id, doc.body.length, this.languageOf(id) ?? '', this.termIds);
+    const length = isLazy(doc, 'body') ? undefined : doc.body.length;
+    return this.saved.take(id, length, this.languageOf(id) ?? '', this.termIds);
   }
 
   private stored(id: string): Stored {

@@ -62,8 +62,9 @@ import { VERSION } from '../version.js';
  * 19: the index and the body field's postings and sequences are leaves that unpack leaves unread (packed.ts
  * `Unread`): a file whose stamp matches is read when first needed (unread-bytes.ts), a term's postings
  * when it is first looked up.
+ * 20: the saved bodies' runs and occurrences as SnippetText's own uint32 arrays, read in place.
  */
-export const CACHE_FORMAT = 19;
+export const CACHE_FORMAT = 20;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;

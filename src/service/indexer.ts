@@ -270,7 +270,9 @@ export class Indexer {
       changed: changed.length + removed.length,
       bytes: null,
     };
-    if (changed.length + removed.length > 0) this.scheduleCacheWrite();
+    // A long-lived process completes the prepared bodies a one-shot command left out (ResultStore.savePrepared).
+    if (changed.length + removed.length > 0 || (!this.deferIndex && this.index.snippetsPartial))
+      this.scheduleCacheWrite();
     return true;
   }
 
