@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEMO_DIR, runCli, tempBacklog } from './helpers.js';
+import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -62,6 +63,15 @@ describe('CLI', () => {
   it('index, list and diagnostics', async () => {
     const index = await runCli(['--dir', dir, 'index']);
     expect(index.stdout).toMatch(/Indexed 54 items \(37 task, 6 epic, 11 resource\)/);
+    // index is the build a user asks for: its cache keeps every prepared snippet body, not only a
+    // one-shot's few (the first queries of the next process read them).
+    const opened = await openBacklog({ dir, embeddings: 'none', background: false });
+    try {
+      expect(opened.cacheStatus().used).toBe(true);
+      expect(opened.index.snippetsPartial).toBe(false);
+    } finally {
+      await closeBacklog(opened);
+    }
     const list = await runCli(['--dir', dir, 'list', '--type', 'epic', '--json']);
     expect(JSON.parse(list.stdout).total).toBe(6);
     const diag = await runCli(['--dir', dir, 'diagnostics', '--json']);

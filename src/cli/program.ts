@@ -130,8 +130,9 @@ async function begin(
     // get and list never rank by meaning: loading the model would cost them ~0.6 s and ~130 MB.
     embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
-    // One query and exit: preparing every body for snippets would cost more than the query.
-    background: kind === 'server',
+    // One query and exit: preparing every body for snippets would cost more than the query. `index` is
+    // the build a user asks for: it prepares every body, and its cache keeps them for the next process.
+    background: kind === 'server' || kind === 'index',
     // A lookup only reads: writers' leftovers are hidden or not text files, never indexed, so the walk
     // that removes them (every folder, ~10 ms here) is left to the servers and `index`.
     removeLeftovers: kind === 'server' || kind === 'index',
