@@ -164,12 +164,7 @@ export async function languageScoresAside(
   const worker = eld ? null : await scoringWorker();
   const scores = worker ? await worker.post(candidates.map(languageCode), text.slice(0, DETECT_CHARS)) : null;
   if (!scores) return (await loadDetector()) ? languageScores(text, candidates) : undefined;
-  const out = new Map<Language, number>();
-  for (const [code, score] of Object.entries(scores)) {
-    const language = BY_CODE.get(code);
-    if (language) out.set(language, score);
-  }
-  return out;
+  return byLanguage(scores);
 }
 
 /** Whether the detector is loaded (synchronous callers use it only then). */
@@ -214,12 +209,7 @@ export function languageScores(
 ): Map<Language, number> | undefined {
   if (!eld || candidates.length === 0) return undefined;
   const scores = detectorFor(candidates).detect(text.slice(0, DETECT_CHARS)).getScores();
-  const out = new Map<Language, number>();
-  for (const [code, score] of Object.entries(scores)) {
-    const language = BY_CODE.get(code);
-    if (language) out.set(language, score);
-  }
-  return out;
+  return byLanguage(scores);
 }
 
 /** Letters counted per script in the first characters of a text: the script a document is written in. */
@@ -246,4 +236,14 @@ export function dominantScript(text: string): { script: Script; kana: boolean } 
   if (best === cyrillic) return { script: 'cyrillic', kana: kana > 0 };
   if (best === han + kana) return { script: kana > 0 ? 'kana' : 'han', kana: kana > 0 };
   return { script: 'other', kana: kana > 0 };
+}
+
+/** eld's scores by language code, as scores by our languages (codes we do not know left out). */
+function byLanguage(scores: Record<string, number>): Map<Language, number> {
+  const out = new Map<Language, number>();
+  for (const [code, score] of Object.entries(scores)) {
+    const language = BY_CODE.get(code);
+    if (language) out.set(language, score);
+  }
+  return out;
 }
