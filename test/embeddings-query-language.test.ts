@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { englishOnlyQuerySupported, englishWordShare } from '../src/embeddings/query-language.js';
 import { detectorReady } from '../src/search/language-detect.js';
@@ -41,6 +43,20 @@ describe('the model gate', () => {
     expect(aside).toEqual(here);
     expect(aside).toEqual([true, false, false, false, true, true, false]);
   });
+
+  test("the detector's worker never holds a process open", async () => {
+    // A script that asked the gate as a long-lived process does, and then has nothing left to do, ends.
+    const script = [
+      `import(${JSON.stringify(new URL('../src/embeddings/query-language.ts', import.meta.url).href)})`,
+      "  .then((m) => m.englishOnlyQuerySupported('Passwort vergessen', true))",
+      '  .then((ok) => console.log(JSON.stringify({ ok })));',
+    ].join('\n');
+    // Held open, it would be killed at the timeout and this would throw.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], {
+      timeout: 30_000,
+    });
+    expect(JSON.parse(stdout.trim())).toEqual({ ok: false });
+  }, 60_000);
 
   test('English queries reach the model; other scripts and languages do not', async () => {
     expect(await englishOnlyQuerySupported('board view windows')).toBe(true);

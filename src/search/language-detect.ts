@@ -127,7 +127,6 @@ async function scoringWorker(): Promise<typeof scorer> {
   const { Worker } = await import('node:worker_threads');
   if (scorer !== undefined) return scorer;
   const worker = new Worker(SCORES_WORKER, { eval: true, workerData: { url } });
-  worker.unref(); // never holds the process open
   const pending = new Map<number, (s: Scores) => void>();
   let next = 0;
   const fail = () => {
@@ -138,13 +137,18 @@ async function scoringWorker(): Promise<typeof scorer> {
   worker.on('message', ({ id, scores }: { id: number; scores: Scores }) => {
     pending.get(id)?.(scores);
     pending.delete(id);
+    if (pending.size === 0) worker.unref();
   });
   worker.once('error', fail);
   worker.once('exit', fail);
+  // It holds the process open only while an answer is awaited. (After the listeners: adding a 'message'
+  // listener refs it again.)
+  worker.unref();
   return (scorer = {
     post: (codes, text) =>
       new Promise<Scores>((resolve) => {
         const id = next++;
+        if (pending.size === 0) worker.ref();
         pending.set(id, resolve);
         worker.postMessage({ id, codes, text });
       }),
