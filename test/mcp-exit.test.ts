@@ -128,4 +128,60 @@ describe('MCP over stdio: exit while the initial embedding runs', () => {
     expect(cache.size).toBeGreaterThanOrEqual(embedded);
     expect(cache.size).toBeLessThan(FILES);
   });
+
+  it('exits after a query the model gate sent to the language detector', { timeout: 180_000 }, async () => {
+    // The detector runs in a worker thread of a long-lived process; that worker held the process open for
+    // ever after its first answer (an agent's MCP server outlived every session that asked such a query).
+    const small = await mkdtemp(join(tmpdir(), 'backlog-search-exit-gate-'));
+    try {
+      const dir = join(small, 'backlog');
+      await mkdir(join(dir, 'tasks'), { recursive: true });
+      for (let i = 0; i < 3; i++)
+        await writeFile(
+          join(dir, 'tasks', `TASK-${i + 1}-case.md`),
+          `---\nid: TASK-${i + 1}\ntitle: Case ${i}\ntype: task\nstatus: open\n---\n\n${body(i)}\n`,
+        );
+      const [command, args] = cliArgs(['mcp', '--dir', dir]);
+      const child = spawn(command, args, {
+        cwd: ROOT,
+        env: { ...process.env, BACKLOG_EMBEDDINGS: 'bundled' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      try {
+        const client = new Client({ name: 'exit-test', version: '1.0.0' });
+        await client.connect(new ChildTransport(child));
+        const ask = async (query: string) => {
+          const res = await client.callTool({ name: 'backlog_search', arguments: { query } });
+          return (res.content as { type: string; text: string }[]).map((c) => c.text).join('\n');
+        };
+        // Until the three files are embedded and searches run hybrid.
+        for (let tries = 0; !/\bhybrid\b/.test(await ask('sign-in form')); tries++) {
+          expect(tries, stderr).toBeLessThan(600);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        // Mostly words the model does not know: the gate asks the detector, which says not English.
+        expect(await ask('bun2nix flake')).toContain('English-only');
+
+        const t0 = performance.now();
+        await client.close();
+        const gone = await Promise.race([
+          exited.then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 30_000).unref()),
+        ]);
+        expect(
+          gone,
+          `still running ${Math.round(performance.now() - t0)} ms after stdin closed\n${stderr}`,
+        ).toBe(true);
+        expect(child.exitCode, stderr).toBe(0);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+      }
+    } finally {
+      await rm(small, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    }
+  });
 });
