@@ -86,6 +86,8 @@ export interface BacklogServiceOptions {
    * (a one-shot process) also restores the persisted index when it is first read (Indexer's deferIndex).
    */
   background?: boolean;
+  /** Prepare every snippet body before a save even with `background` off (OramaSearchServiceOptions). */
+  saveEveryBody?: boolean;
   /**
    * Load the search and list options' schemas (zod) with the open (default true). False: a one-shot
    * process whose options are plain (plain-options.ts) never loads them; `searchUnified` loads them for
@@ -123,6 +125,7 @@ export class BacklogService {
       vectors: this.semantic,
       neighbors: () => this.store.linkGraph(),
       background: options.background,
+      saveEveryBody: options.saveEveryBody,
     });
     this.indexer = new Indexer({
       dir: this.dir,
