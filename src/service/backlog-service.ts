@@ -197,6 +197,7 @@ export class BacklogService {
   async close(): Promise<void> {
     await this.semantic.close();
     await this.indexer.flush();
+    this.indexer.close();
   }
 
   /**
