@@ -15,6 +15,7 @@ import {
   closestOption,
   hintFor,
   plainSearchOptions,
+  unknownOption,
 } from './plain-options.js';
 
 // Issue messages in English, as zod's classic API words them (zod/mini has no locale of its own).
@@ -134,16 +135,7 @@ export { MAX_QUERY_CHARS } from './limits.js';
 /** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
 export function toBacklogError(error: z.core.$ZodError, known: string[]): BacklogError {
   const issue = error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const guess = closestOption(key, known);
-    return new BacklogError(
-      'INVALID_FILTER',
-      `Unknown option "${key}"`,
-      guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
-      { field: key },
-    );
-  }
+  if (issue.code === 'unrecognized_keys') return unknownOption(issue.keys[0], known);
   const field = String(issue.path[0] ?? 'options');
   const tooBig = tooBigIssue(issue);
   if (tooBig && field !== 'query' && field !== 'limit' && field !== 'offset' && field !== 'max_hops')

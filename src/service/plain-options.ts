@@ -174,15 +174,7 @@ export function plainListError(input: unknown): BacklogError {
     );
   const given = input as Record<string, unknown>;
   for (const key of Object.keys(given))
-    if (!Object.hasOwn(LIST_FIELDS, key)) {
-      const guess = closestOption(key, known);
-      return new BacklogError(
-        'INVALID_FILTER',
-        `Unknown option "${key}"`,
-        guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
-        { field: key },
-      );
-    }
+    if (!Object.hasOwn(LIST_FIELDS, key)) return unknownOption(key, known);
   for (const key of known) {
     const value = Object.hasOwn(given, key) ? given[key] : undefined;
     const read = value === undefined ? undefined : LIST_FIELDS[key].read(value);
@@ -217,6 +209,17 @@ export const OPTION_ALIASES: Readonly<Record<string, string>> = {
   parent: 'parent_id',
   skip: 'offset',
 };
+
+/** An option that is none of `known`: INVALID_FILTER, with the closest known one as the hint. */
+export function unknownOption(key: string, known: string[]): BacklogError {
+  const guess = closestOption(key, known);
+  return new BacklogError(
+    'INVALID_FILTER',
+    `Unknown option "${key}"`,
+    guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
+    { field: key },
+  );
+}
 
 /** The closest known option to an unknown one, for "did you mean" hints. */
 export function closestOption(name: string, known: string[]): string | undefined {
