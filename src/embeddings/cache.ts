@@ -1,8 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual, type Hmac } from 'node:crypto';
+import { createHash, timingSafeEqual, type Hmac } from 'node:crypto';
 import { endianness } from 'node:os';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { CACHE_MAC_BYTES, cacheMac } from '../storage/cache-key.js';
 import { openRegularFile, readRegularFile } from '../storage/read-file.js';
+import { writeFileAtomic } from '../storage/write-file.js';
 import { join } from 'node:path';
 import { dequantizeKernel, dequantizeRow } from './quantized.js';
 import { wasm, WASM_PAGE } from './wasm-api.js';
@@ -67,7 +68,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Embeddings of chunk texts for one model, keyed by the SHA-1 of the text, kept in memory and saved as one
- * binary file (atomically: temp file, fsync, rename). A file that is truncated, corrupt, from another model,
+ * binary file (atomically: writeFileAtomic, a temp file, fsync, rename). A file that is truncated, corrupt, from another model,
  * dims or format version is ignored with a warning in `warnings`, never an exception.
  *
  * Vectors returned by `get` never change afterwards, so they are safe to keep: in `f32` they are views into
@@ -311,20 +312,10 @@ export class EmbeddingCache {
     }
     sum.digest().copy(buf, e);
 
-    await mkdir(this.dir, { recursive: true });
-    const tmp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(buf);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, this.path);
+      await writeFileAtomic(this.path, buf);
     } catch (err) {
       this.changed = true;
-      await unlink(tmp).catch(() => undefined);
       throw err;
     }
     return true;

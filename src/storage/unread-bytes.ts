@@ -118,7 +118,7 @@ export function readSome(view: ArrayBufferView, budget: number): boolean {
   if (!source) return true;
   if (source.fd < 0) return true;
   const whole = new Uint8Array(view.buffer);
-  let c = source.read.indexOf(0);
+  const c = source.read.indexOf(0);
   let end = c;
   while (c >= 0 && end < source.read.length && (end - c) * CHUNK < budget) end++;
   if (c >= 0) readBytes(whole, c * CHUNK, Math.min(end * CHUNK, whole.length));
