@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readdir, readFile, rm, mkdtemp, symlink, writeFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +57,7 @@ describe('EmbeddingCache', () => {
     expect(cache.path).toBe(cacheFileFor(dir, MODEL));
     expect(cache.path.endsWith('.bin')).toBe(true);
     const idBytes = Buffer.byteLength(MODEL);
-    const expected = 28 + Math.ceil(idBytes / 4) * 4 + 3 * (20 + DIMS * 4) + 20;
+    const expected = 28 + Math.ceil(idBytes / 4) * 4 + 3 * (20 + DIMS * 4) + 32; // HMAC-SHA256 last
     expect(await cache.sizeOnDisk()).toBe(expected);
     expect(await cache.save()).toBe(false); // nothing changed
 
@@ -117,6 +118,43 @@ describe('EmbeddingCache', () => {
     const fixed = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(fixed.warnings).toEqual([]);
     expect(fixed.size).toBe(1);
+  });
+
+  // A `.cache/` arrives with a pull: a file in it that checks out would give a chunk any vector (a hybrid
+  // result moved up or down). Only a file signed with this user's key is read (docs/security.md).
+  test('a planted file (any checksum its writer can compute, or another key) is refused, never trusted, then rebuilt', async () => {
+    const cache = await filledCache();
+    const mine = await readFile(cache.path);
+    // The bytes before the trailer: header, model id, 3 hashes, 3 f32 vectors.
+    const end = 28 + Math.ceil(Buffer.byteLength(MODEL) / 4) * 4 + 3 * (20 + DIMS * 4);
+    const planted = (version: number, trailer: (body: Buffer) => Buffer) => {
+      const body = Buffer.from(mine.subarray(0, end));
+      body.writeUInt32LE(version, 8);
+      body.writeFloatLE(0.99, end - DIMS * 4); // the last chunk's vector, changed
+      return Buffer.concat([body, trailer(body)]);
+    };
+    const sha1 = (b: Buffer) => createHash('sha1').update(b).digest();
+    const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
+    const otherKey = (b: Buffer) => createHmac('sha256', randomBytes(32)).update(b).digest();
+    const files = [
+      planted(1, sha1), // the first format: an unkeyed SHA-1
+      planted(mine.readUInt32LE(8), sha1),
+      planted(mine.readUInt32LE(8), sha256),
+      planted(mine.readUInt32LE(8), otherKey),
+    ];
+    for (const bytes of files) {
+      await writeFile(cache.path, bytes);
+      const again = await EmbeddingCache.open(dir, MODEL, DIMS);
+      expect(again.size).toBe(0);
+      expect(again.get([hashText('gamma')]).missing).toEqual([0]);
+      expect(again.warnings).toHaveLength(1);
+      expect(again.warnings[0]).toMatch(/ignored: .*(format version|checksum mismatch|bytes, expected)/);
+      again.put([hashText('x')], [fakeVector('x')]);
+      await again.save();
+      const rebuilt = await EmbeddingCache.open(dir, MODEL, DIMS);
+      expect(rebuilt.warnings).toEqual([]);
+      expect(rebuilt.size).toBe(1);
+    }
   });
 
   test('a link or a FIFO planted as the cache is neither followed nor waited on (a link to /dev/zero never ends)', async () => {

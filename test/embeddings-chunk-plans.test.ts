@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,42 @@ describe('chunk plans beside the embedding cache', () => {
     await rm(path);
     execFileSync('mkfifo', [path]);
     expect((await readChunkPlans(path, chunkerFingerprint(MODEL, index.chunkOptions))).size).toBe(0);
+  });
+
+  // A `.cache/` arrives with a pull: plans that check out would send a document to other chunks' vectors.
+  test('a planted plans file (any checksum its writer can compute, or another key) is not read', async () => {
+    const { cache, index } = await built();
+    const path = chunkPlansPath(cache.path);
+    const fingerprint = chunkerFingerprint(MODEL, index.chunkOptions);
+    expect((await readChunkPlans(path, fingerprint)).size).toBe(3);
+    const mine = await readFile(path);
+    // The bytes before the trailer: magic, fingerprint, count, then each document's key, count and hashes.
+    let end = 8 + 20 + 4;
+    for (let d = 0; d < mine.readUInt32LE(28); d++) end += 24 + mine.readUInt32LE(end + 20) * 20;
+    const planted = (magic: string, trailer: (body: Buffer) => Buffer) => {
+      const body = Buffer.from(mine.subarray(0, end));
+      body.write(magic, 0, 'latin1');
+      body.fill(7, end - 20); // the last document's last chunk: another chunk's hash
+      return Buffer.concat([body, trailer(body)]);
+    };
+    const sha1 = (b: Buffer) => createHash('sha1').update(b).digest();
+    const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
+    const otherKey = (b: Buffer) => createHmac('sha256', randomBytes(32)).update(b).digest();
+    for (const bytes of [
+      planted('BSCHUNK\0', sha1), // the first layout: an unkeyed SHA-1
+      planted(mine.toString('latin1', 0, 8), sha1),
+      planted(mine.toString('latin1', 0, 8), sha256),
+      planted(mine.toString('latin1', 0, 8), otherKey),
+    ]) {
+      await writeFile(path, bytes);
+      expect((await readChunkPlans(path, fingerprint)).size).toBe(0);
+    }
+    // The index then chunks again, and saves plans of its own that it reads.
+    const reader = new SemanticIndex({ embedder, cache });
+    await reader.useChunkPlans();
+    await reader.upsert(docs);
+    await reader.saveChunkPlans();
+    expect((await readChunkPlans(path, fingerprint)).size).toBe(3);
   });
 
   test('an index that reads them takes their hashes (not chunking), and finds the same as one that chunks', async () => {

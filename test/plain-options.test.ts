@@ -4,13 +4,19 @@
  * schema refuses it must leave to the schema. Checked on generated input, valid and not.
  */
 import { describe, expect, it } from 'vitest';
-import { listOptionsSchema, searchOptionsSchema } from '../src/service/options.js';
+import { listOptionsSchema, searchOptionsSchema, toBacklogError } from '../src/service/options.js';
 import {
   LIST_KEYS,
   SEARCH_KEYS,
+  hintFor,
+  plainListError,
   plainListOptions,
   plainSearchOptions,
 } from '../src/service/plain-options.js';
+import type { ListOptionsInput } from '../src/service/options.js';
+import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { isBacklogError, type BacklogError } from '../src/errors.js';
+import { tempBacklog } from './helpers.js';
 
 /** A small seeded generator (mulberry32), so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -196,5 +202,58 @@ describe('options read without zod (plain-options.ts)', () => {
     );
     expect(plainSearchOptions({ query: 'x', limit: 'abc' })).toBeUndefined();
     expect(plainSearchOptions(Object.create({ query: 'x' }))).toBeUndefined();
+  });
+});
+
+describe('list() on a service opened without the schemas (optionSchemas: false)', () => {
+  const wrong: unknown[] = [
+    { limit: 'abc' },
+    { limit: 5000 },
+    { offset: -1 },
+    { sort: 'nope' },
+    { types: ['nope'] },
+    { state: 'gone' },
+    { status: 7 },
+    { stauts: 'To Do' },
+    { tags: 'x'.repeat(1001) },
+    { tags: Array.from({ length: 101 }, () => 'a') },
+    null,
+    'status',
+  ];
+
+  it('refuses what it cannot read with the code and field the schema gives, and a hint (INTERNAL before)', async () => {
+    const { dir, cleanup } = await tempBacklog();
+    // No service of this file has loaded the schemas (a service that does loads them for the process).
+    const lean = await openBacklog({ dir, embeddings: 'none', cacheDir: false, optionSchemas: false });
+    const shape = (err: unknown) => {
+      expect(isBacklogError(err), String(err)).toBe(true);
+      const { code, hint, details } = err as BacklogError;
+      return { code, field: details.field, hint: hint.length > 0 };
+    };
+    try {
+      for (const input of wrong) {
+        const parsed = listOptionsSchema.safeParse(input);
+        expect(parsed.success, JSON.stringify(input)).toBe(false);
+        const schema = shape(toBacklogError(parsed.error!, LIST_KEYS));
+        expect(() => lean.list(input as ListOptionsInput)).toThrow();
+        try {
+          lean.list(input as ListOptionsInput);
+        } catch (err) {
+          expect(shape(err), JSON.stringify(input)).toEqual(schema);
+        }
+      }
+      // Plain options are read as before.
+      expect(lean.list({ limit: '2', state: 'all' }).results.length).toBe(2);
+    } finally {
+      await closeBacklog(lean);
+      await cleanup();
+    }
+  });
+
+  it("words list's own bound for limit (1 to 1000), search's for search (1 to 100)", () => {
+    const hint = (known: string[]) => hintFor('limit', known);
+    expect(hint(LIST_KEYS)).toBe('Pass limit as an integer from 1 to 1000.');
+    expect(hint(SEARCH_KEYS)).toBe('Pass limit as an integer from 1 to 100.');
+    expect(plainListError({ limit: 5000 }).hint).toBe('Pass limit as an integer from 1 to 1000.');
   });
 });

@@ -1,9 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSync, truncateSync, writeFileSync } from 'node:fs';
+import { fstatSync, openSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isUnread, readBytes, unreadBuffer, UnreadableBytes } from '../src/storage/unread-bytes.js';
+import {
+  isUnread,
+  readBytes,
+  readSome,
+  release,
+  unreadBuffer,
+  UnreadableBytes,
+} from '../src/storage/unread-bytes.js';
 import { pack, unpack, Unread } from '../src/search/packed.js';
 
 let dir: string;
@@ -44,5 +51,31 @@ describe('unread bytes', () => {
     const buffer = unreadBuffer(openSync(file, 'r'), 0, 200_000);
     truncateSync(file, 1000);
     expect(() => readBytes(buffer, 100_000, 100_100)).toThrow(UnreadableBytes);
+  });
+
+  it('reads the rest a slice at a time and closes the file; release closes it at once', () => {
+    const file = join(dir, 'h.bin');
+    const bytes = Buffer.alloc(1_000_000);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 13) % 251;
+    writeFileSync(file, bytes);
+    const fd = openSync(file, 'r');
+    const buffer = unreadBuffer(fd, 0, bytes.length);
+    readBytes(buffer, 500_000, 500_001);
+    let slices = 1;
+    while (!readSome(buffer, 300_000)) slices++;
+    expect(slices).toBeGreaterThanOrEqual(3);
+    expect(isUnread(buffer)).toBe(false);
+    expect(buffer.equals(bytes)).toBe(true);
+    expect(() => fstatSync(fd)).toThrow(/EBADF/);
+
+    const fd2 = openSync(file, 'r');
+    const early = unreadBuffer(fd2, 0, bytes.length);
+    readBytes(early, 0, 10);
+    release(early);
+    expect(() => fstatSync(fd2)).toThrow(/EBADF/);
+    // What was read stays; a part never read throws, never gives the buffer's stale memory.
+    expect(early.subarray(0, 10).equals(bytes.subarray(0, 10))).toBe(true);
+    expect(() => readBytes(early, 900_000, 900_010)).toThrow(UnreadableBytes);
+    expect(readSome(early, 300_000)).toBe(true);
   });
 });

@@ -131,8 +131,10 @@ async function begin(
     embeddings: kind === 'lookup' ? 'none' : (embeddings as OpenBacklogOptions['embeddings']),
     embedMissing: kind === 'index' ? 'wait' : kind === 'server' ? 'background' : 'never',
     // One query and exit: preparing every body for snippets would cost more than the query. `index` is
-    // the build a user asks for: it prepares every body, and its cache keeps them for the next process.
-    background: kind === 'server' || kind === 'index',
+    // the build a user asks for: it prepares every body before its save, and its cache keeps them for
+    // the next process; the warm-up searches and proximity filters are a server's (docs/performance.md).
+    background: kind === 'server',
+    saveEveryBody: kind === 'index',
     // A lookup only reads: writers' leftovers are hidden or not text files, never indexed, so the walk
     // that removes them (every folder, ~10 ms here) is left to the servers and `index`.
     removeLeftovers: kind === 'server' || kind === 'index',

@@ -1,13 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, timingSafeEqual, type Hmac } from 'node:crypto';
 import { endianness } from 'node:os';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { CACHE_MAC_BYTES, cacheMac } from '../storage/cache-key.js';
 import { openRegularFile, readRegularFile } from '../storage/read-file.js';
+import { writeFileAtomic } from '../storage/write-file.js';
 import { join } from 'node:path';
 import { dequantizeKernel, dequantizeRow } from './quantized.js';
 import { wasm, WASM_PAGE } from './wasm-api.js';
 
 /**
- * File layout (little-endian), version 1:
+ * File layout (little-endian), version 2:
  *
  *   0   8 bytes  magic "BSEMBED\0"
  *   8   u32      format version
@@ -20,9 +22,14 @@ import { wasm, WASM_PAGE } from './wasm-api.js';
  *   V   f32: count x dims x 4 bytes, Float32 vectors in the same order
  *       i8:  count x 4 bytes of Float32 scales, then count x dims Int8 values (v[i] = q[i] * scale),
  *            zero-padded to a multiple of 4
- *   E   20 bytes           SHA-1 of bytes [0, E)
+ *   E   32 bytes           HMAC-SHA256 of bytes [0, E) under this user's cache key (storage/cache-key.ts)
+ *
+ * Version 1 ended with an unkeyed SHA-1: a file planted in a pulled `.cache/` checked out, and its vectors
+ * reordered hybrid results (docs/security.md). A file that another key signed is ignored and rebuilt.
  */
-export const CACHE_FORMAT_VERSION = 1;
+export const CACHE_FORMAT_VERSION = 2;
+/** What the signature of an embedding cache file is made for (cacheMac): no other file's fits. */
+const MAC_KIND = `embedding cache ${CACHE_FORMAT_VERSION}`;
 const MAGIC = Buffer.from('BSEMBED\0', 'latin1');
 const HASH_BYTES = 20;
 const HEADER_BYTES = 28;
@@ -61,7 +68,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Embeddings of chunk texts for one model, keyed by the SHA-1 of the text, kept in memory and saved as one
- * binary file (atomically: temp file, fsync, rename). A file that is truncated, corrupt, from another model,
+ * binary file (atomically: writeFileAtomic, a temp file, fsync, rename). A file that is truncated, corrupt, from another model,
  * dims or format version is ignored with a warning in `warnings`, never an exception.
  *
  * Vectors returned by `get` never change afterwards, so they are safe to keep: in `f32` they are views into
@@ -265,7 +272,7 @@ export class EmbeddingCache {
     const v = h + count * HASH_BYTES;
     const e = v + dataBytes(this.encoding, count, d);
     // Not zero-filled in one piece (its pages are first touched by the slices below): only the padding is.
-    const buf = Buffer.allocUnsafeSlow(e + HASH_BYTES);
+    const buf = Buffer.allocUnsafeSlow(e + CACHE_MAC_BYTES);
     buf.fill(0, HEADER_BYTES + id.length, h);
     const vectorBytes = this.encoding === 'f32' ? count * d * 4 : count * 4 + count * d;
     buf.fill(0, v + vectorBytes, e);
@@ -298,27 +305,17 @@ export class EmbeddingCache {
       }
       at += bytes;
     }
-    const sum = createHash('sha1');
+    const sum = await cacheMac(MAC_KIND);
     for (let from = 0; from < e; from += WRITE_SLICE_BYTES) {
       await turn();
       sum.update(buf.subarray(from, Math.min(e, from + WRITE_SLICE_BYTES)));
     }
     sum.digest().copy(buf, e);
 
-    await mkdir(this.dir, { recursive: true });
-    const tmp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(buf);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, this.path);
+      await writeFileAtomic(this.path, buf);
     } catch (err) {
       this.changed = true;
-      await unlink(tmp).catch(() => undefined);
       throw err;
     }
     return true;
@@ -365,7 +362,7 @@ export class EmbeddingCache {
         );
       return;
     }
-    const problem = this.check(buf);
+    const problem = this.check(buf, await cacheMac(MAC_KIND));
     if (problem) {
       this.warnings.push(`embedding cache ${this.path} ignored: ${problem}; it will be rebuilt`);
       return;
@@ -402,10 +399,10 @@ export class EmbeddingCache {
     this.rows = count;
   }
 
-  /** Why `buf` is not a usable cache for this model, or undefined when it is. */
-  private check(buf: Buffer): string | undefined {
+  /** Why `buf` is not a usable cache for this model, or undefined when it is (`mac`: a fresh cacheMac). */
+  private check(buf: Buffer, mac: Hmac): string | undefined {
     if (endianness() !== 'LE') return 'this machine is big-endian and the cache format is little-endian';
-    if (buf.length < HEADER_BYTES + HASH_BYTES || !buf.subarray(0, 8).equals(MAGIC))
+    if (buf.length < HEADER_BYTES + CACHE_MAC_BYTES || !buf.subarray(0, 8).equals(MAGIC))
       return 'not an embedding cache file';
     const version = buf.readUInt32LE(8);
     if (version !== CACHE_FORMAT_VERSION)
@@ -420,10 +417,11 @@ export class EmbeddingCache {
     const encoding = ENCODINGS[buf.readUInt32LE(24)];
     if (!encoding) return `unknown vector encoding ${buf.readUInt32LE(24)}`;
     const e = HEADER_BYTES + pad4(idLength) + count * HASH_BYTES + dataBytes(encoding, count, dims);
-    if (buf.length !== e + HASH_BYTES)
-      return `${buf.length} bytes, expected ${e + HASH_BYTES} (truncated or corrupt)`;
-    const sum = createHash('sha1').update(buf.subarray(0, e)).digest();
-    if (!sum.equals(buf.subarray(e))) return 'checksum mismatch (corrupt)';
+    if (buf.length !== e + CACHE_MAC_BYTES)
+      return `${buf.length} bytes, expected ${e + CACHE_MAC_BYTES} (truncated or corrupt)`;
+    const sum = mac.update(buf.subarray(0, e)).digest();
+    if (!timingSafeEqual(sum, buf.subarray(e)))
+      return 'checksum mismatch (corrupt, or not signed by this user on this machine)';
     return undefined;
   }
 }

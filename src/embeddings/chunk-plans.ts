@@ -7,11 +7,14 @@
  * version, the model and chunk options, and the chunks it makes of a sample text): a file written by
  * another chunker is ignored, as is a truncated or corrupt one. A document not in the file is chunked.
  *
- * File layout: "BSCHUNK\0", the fingerprint (20 bytes), the number of documents (u32 LE), then per
+ * File layout: "BSCHUNK2", the fingerprint (20 bytes), the number of documents (u32 LE), then per
  * document its key (20 bytes), its number of chunks (u32 LE) and their hashes (20 bytes each); last,
- * the SHA-1 of everything before it.
+ * an HMAC-SHA256 of everything before it under this user's cache key (storage/cache-key.ts): a file
+ * planted in a pulled `.cache/` would send a document to other chunks' vectors (docs/security.md).
+ * The first layout ("BSCHUNK\0", an unkeyed SHA-1) is not read.
  */
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { CACHE_MAC_BYTES, cacheMac } from '../storage/cache-key.js';
 import { readRegularFile } from '../storage/read-file.js';
 import { writeFileAtomic } from '../storage/write-file.js';
 import { chunkText, type ChunkOptions } from './chunk.js';
@@ -19,8 +22,10 @@ import { chunkText, type ChunkOptions } from './chunk.js';
 /** Bump with any change to chunk.ts that changes the chunks of some text (the sample may not show it). */
 export const CHUNKER_VERSION = 1;
 
-const MAGIC = Buffer.from('BSCHUNK\0', 'latin1');
+const MAGIC = Buffer.from('BSCHUNK2', 'latin1');
 const HASH = 20;
+/** What the signature of a chunk plans file is made for (cacheMac): no other file's fits. */
+const MAC_KIND = 'chunk plans 2';
 
 const SAMPLE_TITLE = 'Sample: the chunker fingerprint';
 const SAMPLE_BODY = [
@@ -72,11 +77,11 @@ export async function readChunkPlans(path: string, fingerprint: string): Promise
     return plans;
   }
   const head = MAGIC.length + HASH + 4;
-  if (buf.length < head + HASH || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return plans;
+  if (buf.length < head + CACHE_MAC_BYTES || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return plans;
   if (buf.toString('hex', MAGIC.length, MAGIC.length + HASH) !== fingerprint) return plans;
-  const end = buf.length - HASH;
-  const sum = createHash('sha1').update(buf.subarray(0, end)).digest();
-  if (!sum.equals(buf.subarray(end))) return plans;
+  const end = buf.length - CACHE_MAC_BYTES;
+  const sum = (await cacheMac(MAC_KIND)).update(buf.subarray(0, end)).digest();
+  if (!timingSafeEqual(sum, buf.subarray(end))) return plans;
   const count = buf.readUInt32LE(MAGIC.length + HASH);
   let at = head;
   for (let d = 0; d < count; d++) {
@@ -98,7 +103,7 @@ export async function writeChunkPlans(
   fingerprint: string,
   plans: [string, string[]][],
 ): Promise<void> {
-  let size = MAGIC.length + HASH + 4 + HASH;
+  let size = MAGIC.length + HASH + 4 + CACHE_MAC_BYTES;
   for (const [, hashes] of plans) size += HASH + 4 + hashes.length * HASH;
   const buf = Buffer.alloc(size);
   MAGIC.copy(buf, 0);
@@ -111,6 +116,6 @@ export async function writeChunkPlans(
     at += HASH + 4;
     for (const h of hashes) at += buf.write(h, at, 'hex');
   }
-  createHash('sha1').update(buf.subarray(0, at)).digest().copy(buf, at);
+  (await cacheMac(MAC_KIND)).update(buf.subarray(0, at)).digest().copy(buf, at);
   await writeFileAtomic(path, buf);
 }

@@ -1,3 +1,5 @@
+import { UnreadableBytes } from '../storage/unread-bytes.js';
+
 /**
  * Work done in slices, a timer per slice, so that searches run between them and never wait for it.
  * Its timers do not keep the process alive unless someone waits for `done()`.
@@ -39,7 +41,7 @@ export class Background {
     if (this.running) return;
     this.finished = new Promise((resolve) => {
       const run = () => {
-        this.timer = slice() ? null : setTimeout(run, 0);
+        this.timer = finishes(slice) ? null : setTimeout(run, 0);
         if (this.timer === null) resolve();
         else if (!this.awaited) this.timer.unref();
       };
@@ -63,5 +65,19 @@ export class Background {
     this.awaited = true;
     this.timer?.ref();
     return this.finished;
+  }
+}
+
+/**
+ * Runs one slice: true when the work is finished. Bytes of the persisted index that can no longer be read
+ * (its file let go by close(), or shorter than when checked: unread-bytes.ts) end the work: what it
+ * prepares is prepared on demand instead, where a query that needs those bytes meets the error.
+ */
+function finishes(slice: () => boolean): boolean {
+  try {
+    return slice();
+  } catch (err) {
+    if (err instanceof UnreadableBytes) return true;
+    throw err;
   }
 }

@@ -90,6 +90,11 @@ export interface OramaSearchServiceOptions {
    * (the CLI): its few results are prepared when asked for, with the same answers.
    */
   background?: boolean;
+  /**
+   * Prepare every snippet body before a save even with `background` off (`backlog-search index`: its
+   * cache keeps every body for the next process, without the warm-up searches and proximity filters).
+   */
+  saveEveryBody?: boolean;
 }
 
 /** A restore put off until something reads the index (see restoreLater). */
@@ -135,6 +140,7 @@ export class OramaSearchService implements SearchEngine {
       (term) => this.lexical.hasTerm(term),
     );
     this.lexical.background = this.results.background = options.background !== false;
+    this.results.saveEvery = options.saveEveryBody === true;
     this.lexical.onReanalyzed = () => this.results.unprepare();
     this.hybridSettings = {
       ...DEFAULT_HYBRID_SETTINGS,

@@ -63,6 +63,8 @@ export class ResultStore {
 
   /** Prepare bodies in the background (`warm`); off, each is prepared when a result first needs it. */
   background = true;
+  /** Prepare every body before a save even with background work off (`backlog-search index`). */
+  saveEvery = false;
 
   constructor(
     private readonly analyzer: TextAnalyzer,
@@ -143,7 +145,7 @@ export class ResultStore {
   async savePrepared(): Promise<Uint8Array | undefined> {
     const all = [...this.docs.values()];
     if (all.length > MAX_SAVED) return undefined;
-    const entries = this.background ? all : all.filter((doc) => doc.snippet);
+    const entries = this.background || this.saveEvery ? all : all.filter((doc) => doc.snippet);
     const generation = this.generation;
     const current = (doc: Stored) => this.docs.get(doc.fields.id) === doc;
     for (let i = 0; i < entries.length; i += 50) {

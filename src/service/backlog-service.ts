@@ -22,7 +22,13 @@ import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
 import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
-import { LIST_KEYS, SEARCH_KEYS, plainListOptions, plainSearchOptions } from './plain-options.js';
+import {
+  LIST_KEYS,
+  SEARCH_KEYS,
+  plainListError,
+  plainListOptions,
+  plainSearchOptions,
+} from './plain-options.js';
 import { RELATIONS } from '../search/types.js';
 import type { BacklogVocabulary, GetEntry, ItemMetadata, ListResponse, SearchResponse } from './responses.js';
 import { sortItems } from './list-sort.js';
@@ -86,10 +92,12 @@ export interface BacklogServiceOptions {
    * (a one-shot process) also restores the persisted index when it is first read (Indexer's deferIndex).
    */
   background?: boolean;
+  /** Prepare every snippet body before a save even with `background` off (OramaSearchServiceOptions). */
+  saveEveryBody?: boolean;
   /**
    * Load the search and list options' schemas (zod) with the open (default true). False: a one-shot
    * process whose options are plain (plain-options.ts) never loads them; `searchUnified` loads them for
-   * options that are not, and `list` needs them loaded for those (INTERNAL otherwise).
+   * options that are not; `list` refuses those (plainListError: INVALID_FILTER, INPUT_TOO_LARGE).
    */
   optionSchemas?: boolean;
 }
@@ -123,6 +131,7 @@ export class BacklogService {
       vectors: this.semantic,
       neighbors: () => this.store.linkGraph(),
       background: options.background,
+      saveEveryBody: options.saveEveryBody,
     });
     this.indexer = new Indexer({
       dir: this.dir,
@@ -188,6 +197,7 @@ export class BacklogService {
   async close(): Promise<void> {
     await this.semantic.close();
     await this.indexer.flush();
+    this.indexer.close();
   }
 
   /**
@@ -375,12 +385,7 @@ export class BacklogService {
 
   /** The list options that are not plain (plain-options.ts), read by the schema. */
   private parseList(input: ListOptionsInput): ListOptions {
-    if (!schemas)
-      throw new BacklogError(
-        'INTERNAL',
-        'list() with options the schema must read, on a service opened without it (optionSchemas: false)',
-        'Open the backlog with the option schemas (the default), or pass plain options.',
-      );
+    if (!schemas) throw plainListError(input);
     const parsed = schemas.listOptionsSchema.safeParse(input);
     if (!parsed.success) throw schemas.toBacklogError(parsed.error, LIST_KEYS);
     return parsed.data;

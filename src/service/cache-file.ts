@@ -22,10 +22,10 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, fstatSync, openSync, read, readSync, type BigIntStats } from 'node:fs';
-import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DEMO_BACKLOG_DIR, DEMO_CACHE_DIR } from '../storage/demo.js';
-import { userConfigDir } from '../storage/user-config.js';
+import { signingKey } from '../storage/cache-key.js';
 import { openRegularFile, READ_FLAGS } from '../storage/read-file.js';
 import { unreadBuffer } from '../storage/unread-bytes.js';
 
@@ -33,6 +33,7 @@ const MAGIC = Buffer.from('BLSCACH2');
 const STAMP_MAGIC = Buffer.from('BLSSTMP1');
 const MAC_BYTES = 32;
 const HEAD_BYTES = MAGIC.length + MAC_BYTES;
+export { cacheKeyPath } from '../storage/cache-key.js';
 /** The index cache's file name in a cache folder. */
 export const CACHE_FILE = 'index.bin';
 
@@ -44,38 +45,6 @@ export function defaultCacheDir(dir: string): string {
 /** The cache folder of the backlog at `dir` when none is passed: `BACKLOG_CACHE_DIR`, else defaultCacheDir. */
 export function cacheDirFor(dir: string): string {
   return process.env.BACKLOG_CACHE_DIR || defaultCacheDir(dir);
-}
-
-/** Where the signing key is kept: outside every backlog, readable by this user only. */
-export function cacheKeyPath(): string {
-  return join(userConfigDir(), 'cache-key');
-}
-
-let cacheKey: Promise<Buffer> | undefined;
-
-/**
- * This user's key for signing caches, made on first use. When it cannot be stored (a read-only home),
- * a key for this process only: caches still work within the process, and the next start rebuilds.
- */
-function signingKey(): Promise<Buffer> {
-  cacheKey ??= (async () => {
-    const path = cacheKeyPath();
-    const existing = await readFile(path).catch(() => null);
-    if (existing && existing.length >= 32) return existing;
-    const key = randomBytes(32);
-    try {
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await writeFile(path, key, { mode: 0o600, flag: 'wx' });
-      await chmod(path, 0o600);
-      return key;
-    } catch (err) {
-      // Another process made it first: use theirs.
-      const theirs = await readFile(path).catch(() => null);
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && theirs && theirs.length >= 32) return theirs;
-      return key;
-    }
-  })();
-  return cacheKey;
 }
 
 async function mac(body: Uint8Array): Promise<Buffer> {

@@ -8,6 +8,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
+import { Background } from '../search/background.js';
 import {
   duplicateDiagnostic,
   duplicateId,
@@ -34,6 +35,7 @@ import { idKey } from '../storage/ids.js';
 import { lengthWithinWords } from '../storage/parse.js';
 import { isRelativeInside } from '../storage/root-path.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
+import { readSome, release } from '../storage/unread-bytes.js';
 import { readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
 import type { ItemStore } from './item-store.js';
 import type { Limits } from './limits.js';
@@ -61,6 +63,8 @@ export type LoadProgress = (phase: 'read' | 'index', done: number, total: number
 
 /** Persisted-index writes wait this long after the last change, so a burst of edits writes once. */
 const CACHE_WRITE_DELAY_MS = 1000;
+/** What a long-lived process reads a tick of the persisted index's rest (holdFile): a few ms. */
+const REST_SLICE_BYTES = 4 << 20;
 
 export interface IndexerOptions {
   dir: string;
@@ -104,6 +108,10 @@ export class Indexer {
   /** The latest applyFile of each path still running: an earlier one that it overtook answers with its result. */
   private readonly applying = new Map<string, Promise<BacklogItem | null>>();
   private readonly listeners = new Set<(change: BacklogChange) => void>();
+  /** The persisted index's bytes as the last restore took them, parts of them maybe unread (holdFile). */
+  private cacheBytes: Uint8Array | null = null;
+  private readonly restWork = new Background();
+  private closed = false;
 
   constructor(options: IndexerOptions) {
     this.dir = options.dir;
@@ -223,8 +231,9 @@ export class Indexer {
     const builtInstead = (why: string) => {
       unusable(why);
       this.fileDiagnostics = [...this.fileDiagnostics, ...this.cacheDiagnostics];
-      // The index was built from the items instead; the next start rebuilds the cache from the files.
-      rmSync(cachePath, { force: true });
+      // The index was built from the items instead; the next start rebuilds the cache from the files
+      // (not after close: the file was let go, not found wrong).
+      if (!this.closed) rmSync(cachePath, { force: true });
     };
     if (this.deferIndex && changed.length + removed.length === 0) {
       // The documents are made from the store when the index is first read: before any change to it
@@ -239,6 +248,7 @@ export class Indexer {
       if (!sameIds(this.index.documentIds(), snapshot.items))
         return unusable('its index and its items disagree');
     }
+    this.holdFile(snapshot.index);
     this.cacheDiagnostics = [];
     // Links are not files of the backlog, so the cache does not track them: report today's.
     const links = walked.links.map(linkDiagnostic);
@@ -405,6 +415,36 @@ export class Indexer {
   onChange(listener: (change: BacklogChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A restored file whose stamp matched is read when its parts are first needed, through a descriptor
+   * kept open until every part is read (unread-bytes.ts). A long-lived process reads what is left once
+   * its background work is done, a slice a tick, and the descriptor is closed then; a one-shot exits
+   * first. `close` lets the file go in any case.
+   */
+  private holdFile(bytes: Uint8Array): void {
+    this.cacheBytes = bytes;
+    if (this.deferIndex) return;
+    void this.index.warmedUp().then(() =>
+      this.restWork.start(() => {
+        if (this.cacheBytes !== bytes || this.closed) return true;
+        try {
+          return readSome(bytes, REST_SLICE_BYTES);
+        } catch {
+          // Shorter or unreadable since it was checked: each part left fails where it is read.
+          release(bytes);
+          return true;
+        }
+      }),
+    );
+  }
+
+  /** Stops the work of this Indexer and closes the persisted index's file if a restore still holds it. */
+  close(): void {
+    this.closed = true;
+    if (this.cacheBytes) release(this.cacheBytes);
+    this.cacheBytes = null;
   }
 
   /** Writes the pending persisted index now; call before the process exits. */

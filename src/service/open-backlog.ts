@@ -79,6 +79,12 @@ export interface OpenBacklogOptions {
    */
   background?: boolean;
   /**
+   * With `background: false`, still prepare every snippet body before the persisted index is saved, so
+   * that it keeps them all (`backlog-search index`): the bodies without the warm-up searches and the
+   * proximity filters, which only a process that goes on answering queries needs.
+   */
+  saveEveryBody?: boolean;
+  /**
    * Load the search and list options' schemas with the open (default true); false for a one-shot whose
    * options are plain (BacklogServiceOptions.optionSchemas).
    */
@@ -157,6 +163,7 @@ export async function beginOpenBacklog(
     cacheDir: options.cacheDir ?? cacheDirFor(dir),
     hybrid: options.hybrid,
     background: options.background,
+    ...(options.saveEveryBody ? { saveEveryBody: true } : {}),
     ...(options.optionSchemas === false ? { optionSchemas: false } : {}),
     embeddings: {
       provider,

@@ -7,18 +7,21 @@ import { BacklogError } from '../errors.js';
 import { ITEM_TYPES } from '../storage/types.js';
 import { LIST_SORTS } from './list-sort.js';
 import { RELATIONS, SEARCH_MODES, type Relation, type SearchMode } from '../search/types.js';
-import { swapDistance } from '../search/suggest.js';
 import {
   MAX_FILTER_VALUES,
   MAX_FILTER_VALUE_CHARS,
+  OPTION_ALIASES,
   STATE_FILTER_VALUES,
+  closestOption,
+  hintFor,
   plainSearchOptions,
+  unknownOption,
 } from './plain-options.js';
 
 // Issue messages in English, as zod's classic API words them (zod/mini has no locale of its own).
 if (!z.core.globalConfig.localeError) z.config(en());
 
-export { MAX_FILTER_VALUES, MAX_FILTER_VALUE_CHARS, STATE_FILTER_VALUES };
+export { MAX_FILTER_VALUES, MAX_FILTER_VALUE_CHARS, OPTION_ALIASES, STATE_FILTER_VALUES, closestOption };
 
 /** `schema` with a description, as tools/list advertises it (classic zod's `.describe()`). */
 export function described<T extends z.ZodMiniType>(schema: T, description: string): T {
@@ -129,50 +132,10 @@ export type ListOptions = z.output<typeof listOptionsSchema>;
 
 export { MAX_QUERY_CHARS } from './limits.js';
 
-/** Names agents often guess for an option, and the option they mean (accepted as aliases by the MCP tools). */
-export const OPTION_ALIASES: Readonly<Record<string, string>> = {
-  q: 'query',
-  text: 'query',
-  top_k: 'limit',
-  max_results: 'limit',
-  k: 'limit',
-  type: 'types',
-  tag: 'tags',
-  statuses: 'status',
-  parent: 'parent_id',
-  skip: 'offset',
-};
-
-/** The closest known option to an unknown one, for "did you mean" hints. */
-export function closestOption(name: string, known: string[]): string | undefined {
-  const aliases = OPTION_ALIASES;
-  if (Object.hasOwn(aliases, name) && known.includes(aliases[name])) return aliases[name];
-  const lower = name.toLowerCase();
-  const prefix = known.find((k) => k.startsWith(lower) || lower.startsWith(k));
-  if (prefix) return prefix;
-  // Typos: the known option within 2 edits (1 for short names), e.g. limt -> limit, stauts -> status.
-  let best: string | undefined;
-  let bestDistance = lower.length <= 4 ? 2 : 3;
-  for (const k of known) {
-    const d = swapDistance(lower, k);
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
-
 /** Turns a zod failure into the library's error: INVALID_QUERY for the query, INVALID_FILTER for the rest. */
 export function toBacklogError(error: z.core.$ZodError, known: string[]): BacklogError {
   const issue = error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0];
-    const guess = closestOption(key, known);
-    return new BacklogError(
-      'INVALID_FILTER',
-      `Unknown option "${key}"`,
-      guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
-      { field: key },
-    );
-  }
+  if (issue.code === 'unrecognized_keys') return unknownOption(issue.keys[0], known);
   const field = String(issue.path[0] ?? 'options');
   const tooBig = tooBigIssue(issue);
   if (tooBig && field !== 'query' && field !== 'limit' && field !== 'offset' && field !== 'max_hops')
@@ -212,28 +175,6 @@ function tooBigIssue(issue: z.core.$ZodIssue): { origin: string; maximum: number
   if (issue.code === 'invalid_union')
     for (const branch of issue.errors) for (const inner of branch) if (inner.code === 'too_big') return inner;
   return undefined;
-}
-
-function hintFor(field: string, known: string[]): string {
-  switch (field) {
-    case 'types':
-      return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
-    case 'state':
-      return `Use one or more of: ${STATE_FILTER_VALUES.join(', ')}.`;
-    case 'limit':
-      return 'Pass limit as an integer from 1 to 100.';
-    case 'offset':
-      return 'Pass offset as an integer >= 0 (use next_offset from the previous page).';
-    case 'sort':
-      // Search takes a query; list does not, and has its own orders.
-      return known.includes('query')
-        ? 'Use sort "relevant" or "recent".'
-        : `Use sort ${LIST_SORTS.map((s) => `"${s}"`).join(', ')}.`;
-    case 'mode':
-      return `Use mode ${SEARCH_MODES.join(', ')}.`;
-    default:
-      return `Check the value of "${field}".`;
-  }
 }
 
 /** Renames accepted aliases (q -> query, top_k -> limit, id -> ids, ...); anything else unknown is left for the strict schema to reject. */

@@ -6,8 +6,10 @@
  * A one-shot search or list thereby never loads zod (issue #23: its module costs a start more than the
  * parse).
  */
+import { BacklogError } from '../errors.js';
 import { ITEM_TYPES, TASK_STATES } from '../storage/types.js';
 import { RELATIONS, SEARCH_MODES } from '../search/types.js';
+import { swapDistance } from '../search/suggest.js';
 import { LIST_SORTS } from './list-sort.js';
 
 /** No real status, tag, id or folder comes near these; longer input is INPUT_TOO_LARGE before any work is done. */
@@ -16,8 +18,9 @@ export const MAX_FILTER_VALUES = 100;
 /** The `state` filter's values: the task states, and `all` for no state filter. */
 export const STATE_FILTER_VALUES = [...TASK_STATES, 'all'] as const;
 
-/** What a reader returns for a value it leaves to the schema. */
+/** What a reader returns for a value it leaves to the schema; TOO_LARGE: one over a filter's budget. */
 const SCHEMA = Symbol('schema');
+const TOO_LARGE = Symbol('too large');
 
 interface Field {
   read: (value: unknown) => unknown;
@@ -32,14 +35,15 @@ function values(allowed?: readonly string[]): Field {
     read(value) {
       let list: string[];
       if (typeof value === 'string') {
-        if (value.length > MAX_FILTER_VALUE_CHARS) return SCHEMA;
+        if (value.length > MAX_FILTER_VALUE_CHARS) return TOO_LARGE;
         list = value.split(',');
       } else if (Array.isArray(value)) {
-        if (value.length > MAX_FILTER_VALUES) return SCHEMA;
+        if (value.length > MAX_FILTER_VALUES) return TOO_LARGE;
         list = [];
         for (let i = 0; i < value.length; i++) {
           const v: unknown = value[i];
-          if (typeof v !== 'string' || v.length > MAX_FILTER_VALUE_CHARS) return SCHEMA;
+          if (typeof v !== 'string') return SCHEMA;
+          if (v.length > MAX_FILTER_VALUE_CHARS) return TOO_LARGE;
           list.push(v);
         }
       } else return SCHEMA;
@@ -132,7 +136,7 @@ function plain(input: unknown, fields: Record<string, Field>): Record<string, un
       continue;
     }
     const read = field.read(value);
-    if (read === SCHEMA) return undefined;
+    if (read === SCHEMA || read === TOO_LARGE) return undefined;
     out[key] = read;
   }
   return out;
@@ -149,4 +153,111 @@ export function plainSearchOptions(input: unknown): Record<string, unknown> | un
 /** The list options as listOptionsSchema reads them (its ListOptions), or undefined for input the schema must read. */
 export function plainListOptions(input: unknown): Record<string, unknown> | undefined {
   return plain(input, LIST_FIELDS);
+}
+
+/**
+ * Why plainListOptions declined `input`, with the code the schema gives wrong input (INVALID_FILTER,
+ * INPUT_TOO_LARGE) and a hint: `list()` of a service opened without the schemas (`optionSchemas: false`)
+ * reads plain options only, synchronously, and refuses the rest so (a value only the schema would
+ * take, such as `limit: [5]`, is refused too).
+ */
+export function plainListError(input: unknown): BacklogError {
+  const known = LIST_KEYS;
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return new BacklogError(
+      'INVALID_FILTER',
+      'options: expected an object',
+      'Pass the options as an object.',
+      {
+        field: 'options',
+      },
+    );
+  const given = input as Record<string, unknown>;
+  for (const key of Object.keys(given))
+    if (!Object.hasOwn(LIST_FIELDS, key)) return unknownOption(key, known);
+  for (const key of known) {
+    const value = Object.hasOwn(given, key) ? given[key] : undefined;
+    const read = value === undefined ? undefined : LIST_FIELDS[key].read(value);
+    if (read === TOO_LARGE)
+      return new BacklogError(
+        'INPUT_TOO_LARGE',
+        `${key}: over ${MAX_FILTER_VALUES} values or ${MAX_FILTER_VALUE_CHARS} characters`,
+        `Pass at most ${MAX_FILTER_VALUES} values of at most ${MAX_FILTER_VALUE_CHARS} characters each.`,
+        { field: key },
+      );
+    if (read === SCHEMA)
+      return new BacklogError('INVALID_FILTER', `${key}: invalid value`, hintFor(key, known), { field: key });
+  }
+  return new BacklogError(
+    'INVALID_FILTER',
+    'options: not a plain object',
+    'Pass the options as a plain object ({ ... }), or open the backlog with the option schemas (the default).',
+    { field: 'options' },
+  );
+}
+
+/** Names agents often guess for an option, and the option they mean (accepted as aliases by the MCP tools). */
+export const OPTION_ALIASES: Readonly<Record<string, string>> = {
+  q: 'query',
+  text: 'query',
+  top_k: 'limit',
+  max_results: 'limit',
+  k: 'limit',
+  type: 'types',
+  tag: 'tags',
+  statuses: 'status',
+  parent: 'parent_id',
+  skip: 'offset',
+};
+
+/** An option that is none of `known`: INVALID_FILTER, with the closest known one as the hint. */
+export function unknownOption(key: string, known: string[]): BacklogError {
+  const guess = closestOption(key, known);
+  return new BacklogError(
+    'INVALID_FILTER',
+    `Unknown option "${key}"`,
+    guess ? `Did you mean "${guess}"?` : `Known options: ${known.join(', ')}.`,
+    { field: key },
+  );
+}
+
+/** The closest known option to an unknown one, for "did you mean" hints. */
+export function closestOption(name: string, known: string[]): string | undefined {
+  const aliases = OPTION_ALIASES;
+  if (Object.hasOwn(aliases, name) && known.includes(aliases[name])) return aliases[name];
+  const lower = name.toLowerCase();
+  const prefix = known.find((k) => k.startsWith(lower) || lower.startsWith(k));
+  if (prefix) return prefix;
+  // Typos: the known option within 2 edits (1 for short names), e.g. limt -> limit, stauts -> status.
+  let best: string | undefined;
+  let bestDistance = lower.length <= 4 ? 2 : 3;
+  for (const k of known) {
+    const d = swapDistance(lower, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+/** The hint for a wrong value of `field` (`known`: the options of the call: search's have `query`). */
+export function hintFor(field: string, known: string[]): string {
+  const search = known.includes('query');
+  switch (field) {
+    case 'types':
+      return `Use one or more of: ${ITEM_TYPES.join(', ')}.`;
+    case 'state':
+      return `Use one or more of: ${STATE_FILTER_VALUES.join(', ')}.`;
+    case 'limit':
+      return `Pass limit as an integer from 1 to ${search ? 100 : 1000}.`;
+    case 'offset':
+      return 'Pass offset as an integer >= 0 (use next_offset from the previous page).';
+    case 'sort':
+      // Search takes a query; list does not, and has its own orders.
+      return search
+        ? 'Use sort "relevant" or "recent".'
+        : `Use sort ${LIST_SORTS.map((s) => `"${s}"`).join(', ')}.`;
+    case 'mode':
+      return `Use mode ${SEARCH_MODES.join(', ')}.`;
+    default:
+      return `Check the value of "${field}".`;
+  }
 }

@@ -68,7 +68,8 @@ const SELF_START = startTimeOf(process.pid);
 /** Nonces of the locks this process holds now. */
 const held = new Set<string>();
 
-function isRunning(pid: number): boolean {
+/** Whether a process with this pid runs (one of another user's too: EPERM). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -9,7 +9,7 @@ import { link, mkdir, open, readdir, rename, stat, unlink, writeFile } from 'nod
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { removeLockIfStale } from './file-lock.js';
+import { isRunning, removeLockIfStale } from './file-lock.js';
 
 /** A temporary file of this process for `path`: hidden, next to it (a rename stays on one file system). */
 function tempPathFor(path: string): string {
@@ -87,15 +87,6 @@ export async function createFileExclusive(path: string, data: string | Uint8Arra
     }
   } finally {
     await unlink(tmp).catch(() => undefined);
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
