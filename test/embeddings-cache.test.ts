@@ -123,12 +123,14 @@ describe('EmbeddingCache', () => {
     const path = cacheFileFor(dir, MODEL);
     await symlink('/dev/zero', path);
     expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBeUndefined();
     const linked = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(linked.size).toBe(0);
     expect(linked.warnings[0]).toMatch(/unreadable/);
     await rm(path);
     execFileSync('mkfifo', [path]);
     expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBeUndefined();
     const fifo = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(fifo.size).toBe(0);
     expect(fifo.warnings[0]).toMatch(/not a regular file/);

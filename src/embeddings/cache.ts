@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
-import { openRegularFile, readRegularFile } from '../storage/read-file.js';
+import { openRegularFile, READ_FLAGS, readRegularFile } from '../storage/read-file.js';
 import { join } from 'node:path';
 import { dequantizeKernel, dequantizeRow } from './quantized.js';
 import { wasm, WASM_PAGE } from './wasm-api.js';
@@ -143,6 +144,28 @@ export class EmbeddingCache {
       return undefined;
     } finally {
       await fh?.close();
+    }
+  }
+
+  /**
+   * peekDims without leaving the thread: a one-shot's early start (early-start.ts) decides from it whether
+   * to start the model's worker, and each await of the asynchronous one (open, stat, read, close) let the
+   * rest of the open run first (its modules load, ~0.05-0.1 s of this thread), which the worker then waited for.
+   * The same checks: no link followed, no wait on a FIFO, a regular file only.
+   */
+  static peekDimsSync(dir: string, modelId: string): number | undefined {
+    let fd: number | undefined;
+    try {
+      fd = openSync(cacheFileFor(dir, modelId), READ_FLAGS);
+      if (!fstatSync(fd).isFile()) return undefined;
+      const head = Buffer.alloc(HEADER_BYTES);
+      if (readSync(fd, head, 0, HEADER_BYTES, 0) < HEADER_BYTES || !head.subarray(0, 8).equals(MAGIC))
+        return undefined;
+      return head.readUInt32LE(12) || undefined;
+    } catch {
+      return undefined;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
 
