@@ -161,15 +161,28 @@ describe('EmbeddingCache', () => {
     const path = cacheFileFor(dir, MODEL);
     await symlink('/dev/zero', path);
     expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBeUndefined();
     const linked = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(linked.size).toBe(0);
     expect(linked.warnings[0]).toMatch(/unreadable/);
     await rm(path);
     execFileSync('mkfifo', [path]);
     expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBeUndefined();
     const fifo = await EmbeddingCache.open(dir, MODEL, DIMS);
     expect(fifo.size).toBe(0);
     expect(fifo.warnings[0]).toMatch(/not a regular file/);
+  });
+
+  test("the header peeks give the dims of this format's files only (a version 1 file is not read)", async () => {
+    const cache = await filledCache();
+    expect(await EmbeddingCache.peekDims(dir, MODEL)).toBe(DIMS);
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBe(DIMS);
+    const bytes = await readFile(cache.path);
+    bytes.writeUInt32LE(1, 8);
+    await writeFile(cache.path, bytes);
+    expect(await EmbeddingCache.peekDims(dir, MODEL)).toBeUndefined();
+    expect(EmbeddingCache.peekDimsSync(dir, MODEL)).toBeUndefined();
   });
 
   test('another model or dims: stale, ignored with a warning', async () => {

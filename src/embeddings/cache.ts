@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual, type Hmac } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { CACHE_MAC_BYTES, cacheMac } from '../storage/cache-key.js';
-import { openRegularFile, readRegularFile } from '../storage/read-file.js';
+import { openRegularFile, READ_FLAGS, readRegularFile } from '../storage/read-file.js';
 import { writeFileAtomic } from '../storage/write-file.js';
 import { join } from 'node:path';
 import { dequantizeKernel, dequantizeRow } from './quantized.js';
@@ -65,6 +66,12 @@ const WRITE_SLICE_ROWS = 1024;
 const WRITE_SLICE_BYTES = 512 * 1024;
 /** Lets the event loop run (timers, a worker's reply) before going on. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The dims a cache file's header gives, when it is a cache file of this format (an older one is not read). */
+function headerDims(head: Buffer): number | undefined {
+  if (!head.subarray(0, 8).equals(MAGIC) || head.readUInt32LE(8) !== CACHE_FORMAT_VERSION) return undefined;
+  return head.readUInt32LE(12) || undefined;
+}
 
 /**
  * Embeddings of chunk texts for one model, keyed by the SHA-1 of the text, kept in memory and saved as one
@@ -144,12 +151,31 @@ export class EmbeddingCache {
       fh = await openRegularFile(cacheFileFor(dir, modelId));
       const head = Buffer.alloc(HEADER_BYTES);
       const { bytesRead } = await fh.read(head, 0, HEADER_BYTES, 0);
-      if (bytesRead < HEADER_BYTES || !head.subarray(0, 8).equals(MAGIC)) return undefined;
-      return head.readUInt32LE(12) || undefined;
+      return bytesRead < HEADER_BYTES ? undefined : headerDims(head);
     } catch {
       return undefined;
     } finally {
       await fh?.close();
+    }
+  }
+
+  /**
+   * peekDims without leaving the thread: a one-shot's early start (early-start.ts) decides from it whether
+   * to start the model's worker, and each await of the asynchronous one (open, stat, read, close) let the
+   * rest of the open run first (its modules load, ~0.05-0.1 s of this thread), which the worker then waited for.
+   * The same checks: no link followed, no wait on a FIFO, a regular file only.
+   */
+  static peekDimsSync(dir: string, modelId: string): number | undefined {
+    let fd: number | undefined;
+    try {
+      fd = openSync(cacheFileFor(dir, modelId), READ_FLAGS);
+      if (!fstatSync(fd).isFile()) return undefined;
+      const head = Buffer.alloc(HEADER_BYTES);
+      return readSync(fd, head, 0, HEADER_BYTES, 0) < HEADER_BYTES ? undefined : headerDims(head);
+    } catch {
+      return undefined;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
 

@@ -35,7 +35,9 @@ export function startModelEarly(options: {
     ]);
     const described = await describeEmbedder(options.provider, { transformers: options.transformers });
     if (!described) return undefined;
-    const dims = await EmbeddingCache.peekDims(options.cacheDir, described.id);
+    // From here to the worker's start nothing waits on the event loop (the header is read synchronously):
+    // the rest of the open, queued meanwhile, runs after the worker has started, not before.
+    const dims = EmbeddingCache.peekDimsSync(options.cacheDir, described.id);
     if (dims === undefined || (described.dims !== undefined && dims !== described.dims)) return undefined;
     if (!MULTILINGUAL.test(described.id) && !(await englishOnlyQuerySupported(options.query)))
       return undefined;
