@@ -13,7 +13,8 @@
  *
  * `--hybrid <dir>`: a copy of the folder after `backlog-search --embeddings bundled index` (minutes); adds
  * the default search answered hybrid from the cached embeddings (with `--base`, the base build runs on a
- * copy of it).
+ * copy of it; `--base-hybrid <dir>` gives it a folder of its own instead, e.g. when the embedding cache's
+ * format changed between the builds).
  * `--smoke`: CI's check (.ci/run): fails when a case's median is over its `smoke` bound, a multiple of
  * `node -e 0` in the same rounds, generous on purpose (a shared machine): it catches a regression to
  * seconds, not a few percent.
@@ -49,6 +50,8 @@ const { values: flags } = parseArgs({
   options: {
     runs: { type: 'string', default: '7' },
     hybrid: { type: 'string' },
+    /** The base's own copy of the --hybrid folder, when the two builds' embedding caches differ in format. */
+    'base-hybrid': { type: 'string' },
     base: { type: 'string' },
     json: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
@@ -172,7 +175,7 @@ async function main(): Promise<void> {
   // found the other's index cache and rebuilt it.
   const hybrid = flags.hybrid ? resolve(flags.hybrid) : undefined;
   const hybridBase = join(base, 'hybrid-base');
-  if (baseCli && hybrid) await cp(hybrid, hybridBase, { recursive: true });
+  if (baseCli && hybrid) await cp(resolve(flags['base-hybrid'] ?? hybrid), hybridBase, { recursive: true });
   const dirFor = (main: string) => (main === baseCli ? baseDir : dir);
   const swap = (main: string, a: string) =>
     main !== baseCli ? a : a === dir ? baseDir : a === hybrid ? hybridBase : a;
