@@ -25,6 +25,8 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--min-semi-space-size',
     '--import',
     '--trace-gc',
+    '--trace-gc-nvp',
+    '--trace-incremental-marking',
     '--cpu-prof',
     '--cpu-prof-interval',
     '--input-type',

@@ -168,6 +168,27 @@ describe('start-up (issue #23)', () => {
     expect(embedding(auto.modules).length).toBeGreaterThan(0);
   });
 
+  it('get, list and a search make no Intl object (the first loads ICU’s locales); a list by title does', async () => {
+    const made = async (args: string[], main: string) => {
+      const log = join(base, `intl-${Math.random().toString(36).slice(2)}.txt`);
+      const hook = join(ROOT, 'test', 'intl-probe.mjs');
+      const { stdout } = await run(process.execPath, ['--import', hook, main, '--dir', dir, ...args], {
+        env: { ...process.env, INTL_LOG: log, NO_COLOR: '1' },
+      });
+      expect(stdout.length, args.join(' ')).toBeGreaterThan(0);
+      return (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+    };
+    for (const main of [cli, bin])
+      for (const args of [
+        ['get', 'TASK-0004'],
+        ['list', '-n', '5', '--no-server'],
+        ['--embeddings', 'none', 'search', 'login', '--no-server'],
+      ])
+        expect(await made(args, main), args.join(' ')).toEqual([]);
+    // The probe sees one when it is made (list-sort.ts's collator).
+    expect(await made(['list', '--sort', 'title', '--no-server'], bin)).toContain('Collator');
+  });
+
   it("the MCP server loads classic zod (the lookups' check above can fail)", async () => {
     const log = join(base, `modules-${Math.random().toString(36).slice(2)}.txt`);
     const child = spawn(process.execPath, ['--import', HOOK, cli, '--dir', dir, 'mcp'], {

@@ -36,7 +36,7 @@ const words = {
     (wordSegmenter ??= new Intl.Segmenter('en', { granularity: 'word' })).segment(text),
 };
 /** Scripts written without spaces: a word there is what the segmenter says, never cut to a prefix. */
-const UNSPACED = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}]/u;
+let unspacedScript: RegExp | undefined; // made on first use (search/tokenizer.ts says why)
 const fold = (w: string) => w.toLowerCase().normalize('NFKD').replace(/\p{M}/gu, '');
 /** Words of the raw query language that are operators, not words to find. */
 const OPERATORS = new Set(['AND', 'OR', 'NOT']);
@@ -53,7 +53,8 @@ export function highlightStems(query: string): string[] {
     for (const s of words.segment(value)) {
       if (!s.isWordLike) continue;
       const w = fold(s.segment);
-      const unspaced = UNSPACED.test(w);
+      const unspaced = (unspacedScript ??=
+        /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}]/u).test(w);
       if (w.length < (unspaced ? 1 : 2)) continue;
       stems.add(unspaced || w.length < 5 ? w : w.slice(0, Math.max(4, w.length - 3)));
     }

@@ -35,7 +35,8 @@ export const EXPANSION = {
 };
 
 /** Numbers and ids (anything with a digit) are never expanded: "596" must not match "56" or "5961". */
-const hasDigit = /\p{N}/u;
+// Made on first use, as the other Unicode property escapes (search/tokenizer.ts: compiled when first evaluated).
+let hasDigit: RegExp | undefined;
 /**
  * Scripts whose words are never matched at one edit: a Chinese or Japanese word is one to four
  * characters and one changed character is another word; a Hangul syllable or a Thai word is the same.
@@ -72,7 +73,7 @@ export function termGroup(
     weight: 1,
     fields,
   }));
-  if (hasDigit.test(term)) return { alternatives };
+  if ((hasDigit ??= /\p{N}/u).test(term)) return { alternatives };
   const seen = new Set(alternatives.map((a) => a.term));
   const add = (words: string[], weight: number, mask: number | undefined) => {
     const fresh: TermAlternative[] = [];

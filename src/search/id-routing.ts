@@ -36,7 +36,8 @@ const NUMBER = /^\d+(?:\.\d+)*$/;
  * `ADR 0116: ...`, `RFC-12 ...`: a prefix in capitals and a number opening a title (`Windows 10 support`
  * is not an id: its prefix is a word).
  */
-const TITLE_ID = /^([A-Z]{2,})[-\s]?(\d+(?:\.\d+)*)(?![\p{L}\p{N}])/u;
+// Made on first use, as the other Unicode property escapes (search/tokenizer.ts: compiled when first evaluated).
+let titleId: RegExp | undefined;
 
 /** `273.05` -> `273.5`: the number part of an id key. */
 function numberKey(numbers: string): string {
@@ -140,7 +141,9 @@ export class IdRouter {
 /** Keys a document answers to besides its id: `ADR 0116` opening its title, `adr/0116-x.md` as its file. */
 function aliasKeys(doc: RoutableDocument, own: string): string[] {
   const keys: string[] = [];
-  const title = doc.title ? TITLE_ID.exec(doc.title.trim()) : null;
+  const title = doc.title
+    ? (titleId ??= /^([A-Z]{2,})[-\s]?(\d+(?:\.\d+)*)(?![\p{L}\p{N}])/u).exec(doc.title.trim())
+    : null;
   if (title) keys.push(normalizeId(title[1], title[2]));
   const file = doc.path ? /(?:^|\/)([A-Za-z]{2,})\/(\d+(?:\.\d+)*)[-_ .][^/]*$/.exec(doc.path) : null;
   if (file) keys.push(normalizeId(file[1], file[2]));

@@ -295,29 +295,33 @@ export function stopWordsOf(language: Language): ReadonlySet<string> {
 }
 
 /** One test per script, tried in this order on a word's first letter. */
-const SCRIPT_TESTS: [Script, RegExp][] = [
-  ['latin', /\p{Script=Latin}/u],
-  ['cyrillic', /\p{Script=Cyrillic}/u],
-  ['han', /\p{Script_Extensions=Han}/u],
-  ['kana', /[\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}]/u],
-  ['hangul', /\p{Script_Extensions=Hangul}/u],
-  ['arabic', /\p{Script_Extensions=Arabic}/u],
-  ['devanagari', /\p{Script_Extensions=Devanagari}/u],
-  ['thai', /\p{Script=Thai}/u],
-  ['greek', /\p{Script=Greek}/u],
-  ['armenian', /\p{Script=Armenian}/u],
-  ['tamil', /\p{Script=Tamil}/u],
-];
+// Made on first use: a Unicode property escape is compiled when its literal is first evaluated (ICU's sets
+// built then), which at a module's top level every start paid, a `get` too (issue #23).
+let scriptTests: [Script, RegExp][] | undefined;
+const SCRIPT_TESTS = (): [Script, RegExp][] =>
+  (scriptTests ??= [
+    ['latin', /\p{Script=Latin}/u],
+    ['cyrillic', /\p{Script=Cyrillic}/u],
+    ['han', /\p{Script_Extensions=Han}/u],
+    ['kana', /[\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}]/u],
+    ['hangul', /\p{Script_Extensions=Hangul}/u],
+    ['arabic', /\p{Script_Extensions=Arabic}/u],
+    ['devanagari', /\p{Script_Extensions=Devanagari}/u],
+    ['thai', /\p{Script=Thai}/u],
+    ['greek', /\p{Script=Greek}/u],
+    ['armenian', /\p{Script=Armenian}/u],
+    ['tamil', /\p{Script=Tamil}/u],
+  ]);
 
 /** The script of one letter. */
 function letterScript(ch: string): Script {
   const code = ch.charCodeAt(0);
   if (code < 0x250) return 'latin';
-  for (const [script, test] of SCRIPT_TESTS) if (test.test(ch)) return script;
+  for (const [script, test] of SCRIPT_TESTS()) if (test.test(ch)) return script;
   return 'other';
 }
 
-const LETTER = /\p{L}/gu;
+let letter: RegExp | undefined;
 const ASCII_WORD = /^[ -~]*$/;
 
 /**
@@ -328,7 +332,7 @@ export function scriptOf(word: string): Script {
   if (ASCII_WORD.test(word)) return /[a-z]/i.test(word) ? 'latin' : 'other';
   const counts = new Map<Script, number>();
   let first: Script | undefined;
-  for (const [ch] of word.matchAll(LETTER)) {
+  for (const [ch] of word.matchAll((letter ??= /\p{L}/gu))) {
     const s = letterScript(ch);
     first ??= s;
     counts.set(s, (counts.get(s) ?? 0) + 1);

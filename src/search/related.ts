@@ -7,7 +7,9 @@ import type { BacklogItem } from '../storage/types.js';
 import type { Neighbor, Neighbors, Relation } from './types.js';
 
 /** Ids written in text: `TASK-0042`, `task-12`, `back-4.1` (resolved against the backlog, so only real ids count). */
-const MENTION = /(?<![\p{L}\p{N}])[A-Za-z]{2,}-\d+(?:\.\d+)*(?![\p{L}\p{N}])/gu;
+// Made on first use, as the other Unicode property escapes (search/tokenizer.ts: compiled when first evaluated).
+let mention: RegExp | undefined;
+const MENTION = () => (mention ??= /(?<![\p{L}\p{N}])[A-Za-z]{2,}-\d+(?:\.\d+)*(?![\p{L}\p{N}])/gu);
 
 export interface RelatedItem {
   id: string;
@@ -45,7 +47,7 @@ export class LinkGraph implements Neighbors {
         this.parent.set(item.id, parent);
         this.children.set(parent, [...(this.children.get(parent) ?? []), item.id]);
       }
-      const written = [...item.references, ...(item.body.match(MENTION) ?? [])];
+      const written = [...item.references, ...(item.body.match(MENTION()) ?? [])];
       for (const ref of written) {
         const to = resolve(ref);
         if (to && to !== item.id) {

@@ -307,13 +307,15 @@ export class SnippetText {
   }
 }
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+let graphemes: Intl.Segmenter | undefined;
 
 /** The last boundary between user-perceived characters at or before `i` (never inside a cluster or a surrogate pair). */
 export function graphemeBoundaryAtOrBefore(text: string, i: number): number {
   if (i <= 0 || i >= text.length) return Math.max(0, Math.min(i, text.length));
   const from = Math.max(0, i - 32);
   let last = from;
+  // Made on first use: the first Intl object of a process loads ICU's locale list (~25 ms of every start).
+  graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
   for (const g of graphemes.segment(text.slice(from, i + 32))) {
     const at = from + g.index;
     if (at > i) break;

@@ -93,24 +93,32 @@ const WS = String.raw`[[\p{L}\p{N}]--[${SEGMENTED}]]`;
  * 2. a word or a compound joined by `-` or `_` (`rate-limit`, `sync_queue`, `FeatureStore`);
  * 3. a run of an unspaced script, cut into words by the segmenter.
  */
-const RUN = new RegExp(
-  String.raw`([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?!${W})|${WS}${W}*(?:[\-_]${WS}${W}*)*|([[\p{L}\p{M}\p{N}]&&[${SEGMENTED}]]+)`,
-  'gv',
-);
+// Made on first use: a Unicode property escape is compiled when its literal is first evaluated (ICU's sets
+// built then), which at a module's top level every start paid, a `get` too (issue #23).
+let runPattern: RegExp | undefined;
+const RUN = (): RegExp =>
+  (runPattern ??= new RegExp(
+    String.raw`([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?!${W})|${WS}${W}*(?:[\-_]${WS}${W}*)*|([[\p{L}\p{M}\p{N}]&&[${SEGMENTED}]]+)`,
+    'gv',
+  ));
 /**
  * Every match of RUN in `text`, by `exec`: `matchAll` runs on a copy of the expression, and a copy of one
  * this size is compiled again (10 ms on a server's first query).
  */
 function runMatches(text: string): RegExpExecArray[] {
   const out: RegExpExecArray[] = [];
-  RUN.lastIndex = 0;
-  for (let m = RUN.exec(text); m !== null; m = RUN.exec(text)) out.push(m);
+  const re = RUN();
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) out.push(m);
   return out;
 }
 /** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs, other letters with their marks. */
-const PART = /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu;
-const COMBINING_MARKS = /\p{M}/gu;
-const ONLY_DIGITS = /^\p{N}+$/u;
+let part: RegExp | undefined;
+const PART = () => (part ??= /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu);
+let combiningMarks: RegExp | undefined;
+const COMBINING_MARKS = () => (combiningMarks ??= /\p{M}/gu);
+let onlyDigits: RegExp | undefined;
+const ONLY_DIGITS = () => (onlyDigits ??= /^\p{N}+$/u);
 const ASCII_ONLY = /^[^\u0080-\uFFFF]*$/;
 const CACHE_LIMIT = 200_000;
 let wordSegmenter: Intl.Segmenter | undefined;
@@ -143,12 +151,12 @@ export function foldWord(word: string, script: Script = scriptOf(word)): string 
   if (ASCII_ONLY.test(w)) return w;
   switch (script) {
     case 'latin':
-      return w.normalize('NFKD').replace(COMBINING_MARKS, '');
+      return w.normalize('NFKD').replace(COMBINING_MARKS(), '');
     case 'greek':
-      return w.normalize('NFKD').replace(COMBINING_MARKS, '').replace(/ς/g, 'σ');
+      return w.normalize('NFKD').replace(COMBINING_MARKS(), '').replace(/ς/g, 'σ');
     case 'cyrillic':
       // NFC composes й and ё; what is left are stress marks (`Пари́ж`), which are not part of a letter.
-      return w.normalize('NFC').replace(COMBINING_MARKS, '').replace(/ё/g, 'е');
+      return w.normalize('NFC').replace(COMBINING_MARKS(), '').replace(/ё/g, 'е');
     case 'arabic':
       return w.normalize('NFKC').replace(ARABIC_MARKS, '');
     default:
@@ -421,7 +429,7 @@ export class TextAnalyzer {
     let w = script === 'latin' ? caseFold(word) : foldWord(word, script);
     if (script === 'arabic' && this.settings.arabicLetters) w = foldArabicLetters(w);
     if (this.stopWordsFor(language)?.has(w)) return '';
-    if (!this.settings.stemming || !language || ONLY_DIGITS.test(w)) return w;
+    if (!this.settings.stemming || !language || ONLY_DIGITS().test(w)) return w;
     const stem = stemmerOf(language);
     return stem ? stem(w) : w;
   }
@@ -445,8 +453,9 @@ export class TextAnalyzer {
   ): void {
     // Looked up once per text, not per run (a body has hundreds of runs).
     const cache = this.docCache(this.runCache, language);
-    RUN.lastIndex = 0;
-    for (let m = RUN.exec(text); m !== null; m = RUN.exec(text)) {
+    const re = RUN();
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       const start = m.index;
       if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3])) {
@@ -492,7 +501,7 @@ export class TextAnalyzer {
   }
 
   private compoundTerms(run: string, language: Language | undefined): CompoundTerms {
-    const parts = run.match(PART) ?? [];
+    const parts = run.match(PART()) ?? [];
     if (parts.length <= 1) {
       const t = this.normalizeWord(run, language);
       return t
@@ -618,7 +627,7 @@ export class TextAnalyzer {
       } else if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3])) if (s.isWordLike) word(s.segment, true);
       } else {
-        const parts = m[0].match(PART) ?? [];
+        const parts = m[0].match(PART()) ?? [];
         if (parts.length <= 1) word(m[0], true);
         else for (const p of parts) word(p, false);
       }
@@ -642,7 +651,7 @@ export class TextAnalyzer {
       else if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3]))
           if (s.isWordLike) words.push({ w: s.segment, script: scriptOf(s.segment) });
-      } else for (const p of m[0].match(PART) ?? []) words.push({ w: p, script: scriptOf(p) });
+      } else for (const p of m[0].match(PART()) ?? []) words.push({ w: p, script: scriptOf(p) });
     }
     const langs = words.map(({ script }) => this.languages.active(script));
     const n = Math.max(1, ...langs.map((l) => l.length));

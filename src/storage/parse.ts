@@ -71,7 +71,8 @@ export function pathOfUri(uri: string): string {
 
 export { ITEM_ID };
 
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+// Made on first use, as the other Unicode property escapes (search/tokenizer.ts: compiled when first evaluated).
+let word: RegExp | undefined;
 
 /**
  * Characters of `text` that hold its first `maxWords` words (the whole length when it has no more).
@@ -79,9 +80,10 @@ const WORD = /[\p{L}\p{N}\p{M}]+/gu;
  */
 export function lengthWithinWords(text: string, maxWords: number): number {
   if (text.length <= maxWords * 2) return text.length;
-  WORD.lastIndex = 0;
+  const re = (word ??= /[\p{L}\p{N}\p{M}]+/gu);
+  re.lastIndex = 0;
   let words = 0;
-  for (let m = WORD.exec(text); m; m = WORD.exec(text)) {
+  for (let m = re.exec(text); m; m = re.exec(text)) {
     if (++words > maxWords) return m.index;
   }
   return text.length;
