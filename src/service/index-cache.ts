@@ -64,7 +64,7 @@ import { VERSION } from '../version.js';
  * when it is first looked up.
  * 20: the saved bodies' runs and occurrences as SnippetText's own uint32 arrays, read in place.
  * 21: the items and their front matter in sections of their own, each item readable alone (packed.ts
- * packList), with the items' ids, paths and titles as columns in `meta` (ItemTable): a one-shot decodes
+ * packList), with the items' ids, paths, titles and statuses as columns in `meta` (ItemTable): a one-shot decodes
  * the items it shows.
  */
 export const CACHE_FORMAT = 21;
@@ -93,6 +93,7 @@ export interface ItemTable {
   readonly ids: readonly string[];
   readonly paths: readonly string[];
   readonly titles: readonly string[];
+  readonly statuses: readonly (string | null)[];
   /** Item `i` (its body decoded when first read), as the whole `items` list has it; throws when malformed. */
   item(i: number): BacklogItem;
 }
@@ -151,14 +152,19 @@ export async function writeIndexCache(
   const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
   const listed = packList(items.map((item) => ({ ...item, body: '', frontmatter: {} })));
   const frontmatter = packList(items.map((item) => item.frontmatter));
+  const filePaths = Object.keys(files);
+  // Plain JSON (no binary leaves, no tags): unpack then only parses it.
   const meta = pack({
-    files,
+    filePaths,
+    fileSizes: filePaths.map((p) => files[p].size),
+    fileMtimes: filePaths.map((p) => files[p].mtime_ms),
     bodyBytes: bodies.map((b) => b.length),
     ids: items.map((item) => item.id),
     paths: items.map((item) => item.path),
     titles: items.map((item) => item.title),
-    itemEnds: listed.ends,
-    frontmatterEnds: frontmatter.ends,
+    statuses: items.map((item) => item.status ?? null),
+    itemEnds: [...listed.ends],
+    frontmatterEnds: [...frontmatter.ends],
   });
   const sections = [index, meta, listed.bytes, frontmatter.bytes, Buffer.concat(bodies), pack(diagnostics)];
   const json = JSON.stringify({
@@ -185,7 +191,9 @@ export async function readIndexCache(
   path: string,
   version: string,
   { lazyItems = false }: { lazyItems?: boolean } = {},
-): Promise<{ snapshot: CacheSnapshot; table: ItemTable } | { reason: string; missing?: boolean }> {
+): Promise<
+  { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns } | { reason: string; missing?: boolean }
+> {
   const read = await readSignedFile(path);
   if (!('body' in read)) return read;
   const { body } = read;
@@ -195,25 +203,37 @@ export async function readIndexCache(
     const meta = readMeta(unpack(sections.meta));
     const bodyOf = bodyReader(meta.bodyBytes, sections.bodies);
     const table = itemTable(meta, sections, bodyOf);
-    const snapshot = { files: meta.files, index: sections.index } as unknown as CacheSnapshot;
+    const snapshot = { index: sections.index } as unknown as CacheSnapshot;
+    lazyFiles(snapshot, meta);
     lazyItemList(snapshot, () => allItems(meta, sections, bodyOf));
     if (!lazyItems) void snapshot.items;
     lazyDiagnostics(snapshot, sections.diagnostics);
-    return { snapshot, table };
+    const files = { paths: meta.filePaths, sizes: meta.fileSizes, mtimes: meta.fileMtimes };
+    return { snapshot, table, files };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
 }
 
+/** The files the cache was made from, as columns: path `i`'s size and modification time. */
+export interface FileColumns {
+  paths: readonly string[];
+  sizes: readonly number[];
+  mtimes: readonly number[];
+}
+
 /** `meta` as written: the files, each body's length in bytes, the item columns and where each item ends. */
 interface Meta {
-  files: Record<string, FileStat>;
+  filePaths: string[];
+  fileSizes: number[];
+  fileMtimes: number[];
   bodyBytes: number[];
   ids: string[];
   paths: string[];
   titles: string[];
-  itemEnds: Uint32Array;
-  frontmatterEnds: Uint32Array;
+  statuses: (string | null)[];
+  itemEnds: number[];
+  frontmatterEnds: number[];
 }
 
 /** `meta` checked: a list per item of each column, each of the item's length, and the lists' ends increasing. */
@@ -222,28 +242,39 @@ function readMeta(value: unknown): Meta {
   const n = Array.isArray(meta.ids) ? meta.ids.length : -1;
   const strings = (list: unknown) =>
     Array.isArray(list) && list.length === n && list.every((s) => typeof s === 'string');
-  const ends = (list: unknown) => {
-    if (!(list instanceof Uint8Array) || list.byteLength !== n * 4) return null;
-    const out = new Uint32Array(n);
-    Buffer.from(out.buffer).set(list);
-    return out.every((end, i) => i === 0 || end > out[i - 1]) ? out : null;
-  };
-  const itemEnds = ends(meta.itemEnds);
-  const frontmatterEnds = ends(meta.frontmatterEnds);
+  const ends = (list: unknown) =>
+    Array.isArray(list) &&
+    list.length === n &&
+    list.every((end, i) => Number.isSafeInteger(end) && (i === 0 ? end > 0 : end > list[i - 1]));
+  const files = Array.isArray(meta.filePaths) ? meta.filePaths.length : -1;
+  const numbers = (list: unknown) =>
+    Array.isArray(list) && list.length === files && list.every((x) => typeof x === 'number');
   if (
-    meta.files === null ||
-    typeof meta.files !== 'object' ||
+    !Array.isArray(meta.filePaths) ||
+    !meta.filePaths.every((p) => typeof p === 'string') ||
+    !numbers(meta.fileSizes) ||
+    !numbers(meta.fileMtimes) ||
     !strings(meta.ids) ||
     !strings(meta.paths) ||
     !strings(meta.titles) ||
-    !itemEnds ||
-    !frontmatterEnds ||
+    !Array.isArray(meta.statuses) ||
+    meta.statuses.length !== n ||
+    !meta.statuses.every((s) => s === null || typeof s === 'string') ||
+    !ends(meta.itemEnds) ||
+    !ends(meta.frontmatterEnds) ||
     !Array.isArray(meta.bodyBytes) ||
     meta.bodyBytes.length !== n
   )
     throw new Error('a malformed item table');
-  return { ...(meta as Meta), itemEnds, frontmatterEnds };
+  return meta as Meta;
 }
+
+/** `snapshot.files` made from the columns when first read (the indexer compares the columns). */
+const lazyFiles = lazyProperty('files', (meta: Meta): Record<string, FileStat> => {
+  const files: Record<string, FileStat> = {};
+  meta.filePaths.forEach((p, i) => (files[p] = { size: meta.fileSizes[i], mtime_ms: meta.fileMtimes[i] }));
+  return files;
+});
 
 /** `snapshot.items`, made when first read. */
 const lazyItemList = lazyProperty('items', (make: () => BacklogItem[]) => make());
@@ -261,11 +292,22 @@ function allItems(
   if (frontmatter.length !== items.length) throw new Error('items and front matter disagree');
   items.forEach((item: BacklogItem, i) => {
     if (item && typeof item === 'object') {
+      if (!isItsColumns(meta, item, i)) throw new Error(`item ${i} is malformed`);
       item.frontmatter = frontmatter[i] as Record<string, unknown>;
       bodyOf(item, i);
     }
   });
   return items as BacklogItem[];
+}
+
+/** Whether item `i` has the id, path, title and status its columns say. */
+function isItsColumns(meta: Meta, item: BacklogItem, i: number): boolean {
+  return (
+    item.id === meta.ids[i] &&
+    item.path === meta.paths[i] &&
+    item.title === meta.titles[i] &&
+    (item.status ?? null) === meta.statuses[i]
+  );
 }
 
 /** The items one by one (ItemTable): an item that is not one, or not its columns', throws. */
@@ -274,21 +316,16 @@ function itemTable(
   sections: Record<'items' | 'frontmatter', Buffer>,
   bodyOf: (item: BacklogItem, i: number) => void,
 ): ItemTable {
-  const { ids, paths, titles } = meta;
+  const { ids, paths, titles, statuses } = meta;
   return {
     ids,
     paths,
     titles,
+    statuses,
     item(i) {
       const item = unpackElement(sections.items, meta.itemEnds, i) as BacklogItem;
-      if (
-        item === null ||
-        typeof item !== 'object' ||
-        item.id !== ids[i] ||
-        item.path !== paths[i] ||
-        item.title !== titles[i]
-      )
-        throw new Error(`item ${i} is not its columns'`);
+      if (item === null || typeof item !== 'object' || !isItsColumns(meta, item, i))
+        throw new Error(`item ${i} is malformed`);
       item.frontmatter = unpackElement(sections.frontmatter, meta.frontmatterEnds, i) as Record<
         string,
         unknown

@@ -19,9 +19,8 @@ import {
   loadBacklog,
   loadFile,
   loadFiles,
-  STAT_ASIDE_FILES,
   statFiles,
-  statFilesAside,
+  statFilesAlong,
   walkBacklog,
 } from '../storage/backlog-store.js';
 import {
@@ -192,10 +191,7 @@ export class Indexer {
     // The files are listed and, in a large backlog, stat'ed in a thread while the cache is read.
     const walking = walkBacklog(this.dir).then(async (walked) => ({
       walked,
-      stats: await (walked.files.length >= STAT_ASIDE_FILES ? statFilesAside : statFiles)(
-        this.dir,
-        walked.files,
-      ),
+      stats: await statFilesAlong(this.dir, walked.files),
     }));
     walking.catch(() => undefined);
     // A one-shot reads the items it shows (ItemTable), when nothing changed; the rest reads them all now.
@@ -205,16 +201,25 @@ export class Indexer {
       return read.missing ? false : unusable(read.reason);
     }
     const { snapshot, table } = read;
-    if (!table.paths.every(isCachedPath)) return unusable('an item in it is malformed');
     const { walked, stats } = await walking;
-    const changed = Object.keys(stats).filter(
-      (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
-    );
+    // Every file's size and modification time against the cache's (columns: no object per file).
+    const { files } = read;
+    const cachedAt = new Map<string, number>();
+    files.paths.forEach((p, j) => cachedAt.set(p, j));
+    const statAt = new Map<string, number>();
+    const changed: string[] = [];
+    walked.files.forEach((p, k) => {
+      if (stats[2 * k] < 0) return; // vanished, or not a file now
+      statAt.set(p, k);
+      const j = cachedAt.get(p);
+      if (j === undefined || files.sizes[j] !== stats[2 * k] || files.mtimes[j] !== stats[2 * k + 1])
+        changed.push(p);
+    });
     // Only what is inside the root now counts: an item whose file is gone (or never was there) is dropped.
     const removed = [
       ...new Set([
-        ...Object.keys(snapshot.files).filter((p) => !stats[p]),
-        ...table.paths.filter((p) => !stats[p]),
+        ...files.paths.filter((p) => !statAt.has(p)),
+        ...table.paths.filter((p) => !statAt.has(p)),
       ]),
     ];
     const cachePath = this.cachePath!;
@@ -226,12 +231,14 @@ export class Indexer {
       rmSync(cachePath, { force: true });
     };
     if (this.deferIndex && changed.length + removed.length === 0) {
+      // Every item's path is a file the walk found (nothing removed): inside the root, not ignored.
       if (new Set(table.ids).size !== table.ids.length) return unusable('an item in it is malformed');
       // Each item read when first asked for, checked then: one that is not what it must be (a bug: the
       // file is signed) fails the command that asked and drops the cache (the next start reads the files).
       this.store.replaceLater({
         ids: table.ids,
         paths: table.paths,
+        statuses: table.statuses,
         item: (i) => {
           let item: BacklogItem | undefined;
           try {

@@ -63,6 +63,8 @@ function withoutComments(markdown: string): string {
 export interface ItemSource {
   readonly ids: readonly string[];
   readonly paths: readonly string[];
+  /** Each item's status (the filter vocabulary: statusVocabulary). */
+  readonly statuses: readonly (string | null)[];
   item(i: number): BacklogItem;
 }
 
@@ -212,8 +214,10 @@ export class ItemStore {
 
   /** `configured` statuses, then every other status an item has (in the spelling first seen). */
   statusVocabulary(configured: readonly string[]): string[] {
-    this.materialize();
     const vocabulary = new Map(configured.map((s) => [statusKey(s), s]));
+    // While the items are a source, counted from its column (a one-shot's status filter reads no item).
+    if (this.later && this.statusCounts.size === 0)
+      for (const status of this.later.source.statuses) this.countStatus({ status }, 1);
     for (const [key, n] of this.statusCounts)
       if (n.count > 0 && !vocabulary.has(key)) vocabulary.set(key, n.spelling);
     return [...vocabulary.values()];
@@ -359,7 +363,7 @@ export class ItemStore {
     this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
   }
 
-  private countStatus(item: BacklogItem, delta: number): void {
+  private countStatus(item: Pick<BacklogItem, 'status'>, delta: number): void {
     if (!item.status) return;
     const key = statusKey(item.status);
     const entry = this.statusCounts.get(key) ?? { count: 0, spelling: item.status };
