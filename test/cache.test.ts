@@ -59,6 +59,37 @@ const ids = async (s: BacklogService, q: string) =>
   (await s.searchUnified(q, { limit: 50 })).results.map((r) => r.id);
 const QUERIES = ['sync conflict', 'rate limit login', 'переводы', 'FeatureStore', 'TASK-0012'];
 
+/** Replaces one section of the cache file (index-cache.ts layout), then signs and stamps it as this user's. */
+async function rewriteSection(name: string, edit: (bytes: Buffer) => Uint8Array): Promise<void> {
+  const bytes = await readFile(cacheFile());
+  const body = bytes.subarray(40);
+  const headerLength = body.readUInt32LE(0);
+  const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
+    version: string;
+    sections: [string, number][];
+  };
+  let at = 4 + headerLength;
+  const parts = header.sections.map(([n, length]) => {
+    const part = body.subarray(at, at + length);
+    at += length;
+    return n === name ? Buffer.from(edit(Buffer.from(part))) : part;
+  });
+  header.sections = header.sections.map(([n], i) => [n, parts[i].length]);
+  const json = JSON.stringify(header);
+  const text = Buffer.from(json + ' '.repeat((8 - ((4 + json.length) % 8)) % 8));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(text.length);
+  const newBody = Buffer.concat([length, text, ...parts]);
+  const key = await readFile(cacheKeyPath());
+  const signed = Buffer.concat([
+    bytes.subarray(0, 8),
+    createHmac('sha256', key).update(newBody).digest(),
+    newBody,
+  ]);
+  await writeFile(cacheFile(), signed);
+  await stampSignedFile(cacheFile(), await stat(cacheFile(), { bigint: true }), signed.subarray(8, 40));
+}
+
 describe('persisted index', () => {
   it('is written on the first start and used on the next, with the same results', async () => {
     const cold = await open();
@@ -486,6 +517,99 @@ describe('persisted index', () => {
     // The next start reads the files and writes the cache again.
     expect((await open({ background: false })).cacheStatus().used).toBe(false);
     expect((await open({ background: false })).cacheStatus().used).toBe(true);
+  });
+
+  it('a one-shot reads the cached items it shows, each when first asked for; a malformed one fails its command and drops the cache', async () => {
+    const cold = await open();
+    const oneShot = () => openBacklog({ dir, background: false, embeddings: 'none' });
+    const search = async (s: BacklogService, q: string) =>
+      JSON.stringify((await s.searchUnified(q, { limit: 5 })).results);
+    const first = await oneShot();
+    for (const q of QUERIES) expect(await search(first, q), q).toBe(await search(cold, q));
+    expect(first.get('TASK-0012')).toEqual(cold.get('TASK-0012'));
+    expect(first.list({ limit: 50 })).toEqual(cold.list({ limit: 50 }));
+    expect(first.getMetadata('TASK-0012').links).toEqual(cold.getMetadata('TASK-0012').links);
+
+    // One item's bytes no longer its columns' (its id spelled otherwise), signed and stamped as a bug
+    // could write them. A search that does not show it (nor anything under it) never reads it.
+    const shown = new Set(
+      (
+        await Promise.all(
+          [{}, { status: ['Open', 'done'] }].map((o) => cold.searchUnified('sync', { limit: 5, ...o })),
+        )
+      ).flatMap((r) => r.results.map((x) => x.id)),
+    );
+    const victimId = cold
+      .ids()
+      .find((id) => /^TASK-\d+$/.test(id) && !shown.has(id) && !cold.children(id).length)!;
+    const victim = cold.get(victimId);
+    await rewriteSection('items', (bytes) => {
+      const text = Buffer.from(bytes);
+      const at = text.indexOf(`"id":"${victimId}"`);
+      expect(at).toBeGreaterThan(0);
+      text.write(`"id":"${victimId.slice(0, -1)}X"`, at, 'latin1');
+      return text;
+    });
+    const lazy = await oneShot();
+    expect(await search(lazy, 'sync')).toBe(await search(cold, 'sync'));
+    // A status filter's vocabulary comes from the status column, not from every item.
+    const filtered = async (s: BacklogService) => {
+      const { results, total } = await s.searchUnified('sync', { status: ['Open', 'done'], limit: 5 });
+      return JSON.stringify({ results, total });
+    };
+    expect(await filtered(lazy)).toBe(await filtered(cold));
+    expect(lazy.cacheStatus().used).toBe(true);
+    expect(existsSync(cacheFile())).toBe(true);
+    // Asked for, it is checked and refused: the command fails (not a wrong item) and the cache is dropped.
+    expect(() => lazy.get(victimId)).toThrow(/malformed/);
+    expect(existsSync(cacheFile())).toBe(false);
+    const rebuilt = await oneShot();
+    expect(rebuilt.cacheStatus().used).toBe(false);
+    expect(rebuilt.get(victimId)).toEqual(victim);
+  });
+
+  it('an item table whose ends or columns do not add up is refused and rebuilt', async () => {
+    const cold = await open();
+    const version = serviceCacheVersion(
+      new OramaSearchService().settings,
+      DEFAULT_LIMITS.maxWordsPerFile,
+      'native',
+    );
+    const good = await readFile(cacheFile());
+    const breaks: [string, (meta: Record<string, unknown>) => void][] = [
+      ['ends out of order', (m) => void (m.itemEnds as number[]).reverse()],
+      ['an end not a number', (m) => void ((m.itemEnds as unknown[])[1] = '9')],
+      ['a column short', (m) => void (m.paths as string[]).pop()],
+      ['a title not a string', (m) => void ((m.titles as unknown[])[0] = 7)],
+      ['a status not a string', (m) => void ((m.statuses as unknown[])[0] = 7)],
+      ['front matter ends cut', (m) => void (m.frontmatterEnds as number[]).shift()],
+      ['a file size missing', (m) => void (m.fileSizes as number[]).pop()],
+    ];
+    for (const [what, edit] of breaks) {
+      await writeFile(cacheFile(), good);
+      await rewriteSection('meta', (bytes) => {
+        const meta = unpack(bytes) as Record<string, unknown>;
+        edit(meta);
+        return pack(meta);
+      });
+      expect(await readIndexCache(cacheFile(), version), what).toMatchObject({
+        reason: expect.stringContaining('malformed item table'),
+      });
+      const s = await openBacklog({ dir, background: false, embeddings: 'none' });
+      expect(s.cacheStatus().used, what).toBe(false);
+      for (const q of QUERIES) expect(await ids(s, q), `${what}: ${q}`).toEqual(await ids(cold, q));
+      await s.flush();
+    }
+    // An item's path in the columns outside the root: refused before anything is read.
+    await writeFile(cacheFile(), good);
+    await rewriteSection('meta', (bytes) => {
+      const meta = unpack(bytes) as Record<string, unknown>;
+      (meta.paths as string[])[0] = '../outside.md';
+      return pack(meta);
+    });
+    const s = await openBacklog({ dir, background: false, embeddings: 'none' });
+    expect(s.cacheStatus().used).toBe(false);
+    expect(JSON.stringify(s.diagnostics())).toContain('malformed');
   });
 
   it('a one-shot that builds saves only the bodies it prepared; the next long-lived start saves them all', async () => {

@@ -124,7 +124,7 @@ describe('a background build opens the lane after its first pass and closes it w
       sharedPool: shared,
     });
     try {
-      await semantic.start(items);
+      await semantic.start(() => items);
       const poolOf = () => (semantic as unknown as { pool: EmbeddingPool | null }).pool;
       const seen = new Set<string>();
       let done = false;

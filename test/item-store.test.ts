@@ -61,3 +61,58 @@ describe('parents across duplicate ids', () => {
     expect(store.children('BACK-3')).toEqual([]);
   });
 });
+
+describe('items read when first asked for (replaceLater: a one-shot reads what it shows)', () => {
+  it('answers lookups from the columns, decodes each item once when asked, and everything before a change', () => {
+    const items = [
+      task('BACK-1', 'active'),
+      { ...task('BACK-2', 'active', 'BACK-1'), status: 'in progress' },
+      task('BACK-2@archived', 'archived'),
+      { ...task('BACK-3', 'completed', 'BACK-1'), status: 'In Progress' },
+      { ...task('BACK-5', 'active'), status: null },
+    ];
+    const eager = new ItemStore(() => 'BACK');
+    eager.replaceAll(items.map((i) => ({ ...i })));
+    const read: number[] = [];
+    const lazy = new ItemStore(() => 'BACK');
+    lazy.replaceLater({
+      ids: items.map((i) => i.id),
+      paths: items.map((i) => i.path),
+      statuses: items.map((i) => i.status),
+      item: (i) => {
+        read.push(i);
+        return { ...items[i] };
+      },
+    });
+    expect(lazy.size).toBe(5);
+    expect(lazy.ids()).toEqual(eager.ids());
+    for (const ref of [
+      'back 2',
+      'BACK-2@archived',
+      'archived/back-2@archived.md',
+      'mcp://backlog/BACK-3',
+      'x',
+    ])
+      expect(lazy.resolve(ref), ref).toBe(eager.resolve(ref));
+    expect(lazy.atPath('completed/back-3.md')).toBe('BACK-3');
+    expect(lazy.statusVocabulary(['Done'])).toEqual(eager.statusVocabulary(['Done']));
+    expect(read).toEqual([]);
+    expect(lazy.byId('BACK-3')).toEqual(eager.byId('BACK-3'));
+    expect(lazy.byId('BACK-3')).toBe(lazy.byId('BACK-3'));
+    expect(lazy.toSearchDocument(lazy.byId('BACK-3')!)).toEqual(
+      eager.toSearchDocument(eager.byId('BACK-3')!),
+    );
+    // BACK-3 and its parent (its ancestors), once each.
+    expect(read).toEqual([3, 0]);
+    expect(lazy.indexedTime('BACK-3')).toBeTypeOf('number');
+    expect(lazy.indexedTime('BACK-9')).toBeUndefined();
+    // The tree needs every item: all read, the rest once.
+    expect(lazy.children('BACK-1')).toEqual(eager.children('BACK-1'));
+    expect(read.sort()).toEqual([0, 1, 2, 3, 4]);
+    expect([...lazy.values()]).toEqual([...eager.values()]);
+    expect(lazy.statusVocabulary([])).toEqual(eager.statusVocabulary([]));
+    lazy.put(task('BACK-4', 'active', 'BACK-3'));
+    expect(lazy.children('BACK-3')).toEqual(['BACK-4']);
+    expect(lazy.size).toBe(6);
+  });
+});

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pack, unpack } from '../src/search/packed.js';
+import { pack, packList, unpack, unpackElement } from '../src/search/packed.js';
 
 /** What the persisted index holds: JSON values, dates, non-finite numbers, bytes, keys of any text. */
 const value = fc.letrec((tie) => ({
@@ -72,5 +72,24 @@ describe('packed values (the persisted index)', () => {
     expect(() => unpack(text('{"a":{"\\u0000n":"1e3"}}'))).toThrow(/malformed number/);
     expect(() => unpack(text('{"a":{"\\u0000q":1}}'))).toThrow(/unknown tag/);
     expect(() => unpack(text('{"a":'))).toThrow(SyntaxError);
+  });
+
+  it('packs a list as pack does, each element readable alone; ends that are not refused', () => {
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 8 }), (list) => {
+        const { bytes, ends } = packList(list);
+        expect(Buffer.from(bytes).equals(Buffer.from(pack(list)))).toBe(true);
+        const whole = comparable(unpack(bytes)) as unknown[];
+        list.forEach((_, i) => expect(comparable(unpackElement(bytes, ends, i))).toEqual(whole[i]));
+      }),
+      { numRuns: 300 },
+    );
+    const { bytes, ends } = packList([{ a: 'é' }, [1, new Date(3)], 'x']);
+    expect(() => unpackElement(bytes, ends, 3)).toThrow(/outside/);
+    expect(() => unpackElement(bytes, ends, -1)).toThrow(/outside/);
+    expect(() => unpackElement(bytes, [ends[0], 1e9, ends[2]], 1)).toThrow(/outside/);
+    expect(() => unpackElement(bytes, [ends[1], ends[0], ends[2]], 1)).toThrow(/outside/);
+    // Ends inside the text but not an element's: a parse error, never another element's value.
+    expect(() => unpackElement(bytes, [ends[0] - 1, ends[1], ends[2]], 0)).toThrow(SyntaxError);
   });
 });

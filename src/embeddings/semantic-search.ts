@@ -262,13 +262,13 @@ export class SemanticSearch implements VectorRetriever {
   /**
    * Starts embedding `items`. Resolves at once in `background` mode, after the embedding in `wait` mode.
    * `ready` settles when every chunk is in (or the build failed or stopped); in `background` mode searches
-   * run hybrid before that, from the first pass on (see `run`).
+   * run hybrid before that, from the first pass on (see `run`). `items` made only when there is a provider.
    */
-  async start(items: BacklogItem[]): Promise<void> {
+  async start(items: () => BacklogItem[]): Promise<void> {
     if (this.options.provider === 'none') return;
     this.status.state = 'loading';
     this.started = performance.now();
-    this.ready = this.run(items).catch((err: Error) => {
+    this.ready = this.run(items()).catch((err: Error) => {
       if (this.closed) return; // the build was stopped by close, not failed
       this.status.state = 'failed';
       this.embedding = false;

@@ -18,6 +18,7 @@ import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
+import type { RoutableDocument } from './id-routing.js';
 import { pack, unpack, Unread } from './packed.js';
 import { UnreadableBytes } from '../storage/unread-bytes.js';
 import { ResultStore } from './result-store.js';
@@ -103,6 +104,18 @@ interface PendingRestore {
   /** The documents, made when the restore is carried out (a process that never searches never makes them). */
   docs: () => SearchDocument[];
   unusable: (why: string) => void;
+  byPosition?: DocumentsByPosition;
+}
+
+/**
+ * The documents of a restore by position (in `docs()`'s order), each made when first read: their ids,
+ * paths and titles (id routing) as columns. A restored one-shot makes the documents it shows only.
+ */
+export interface DocumentsByPosition {
+  ids: readonly string[];
+  paths: readonly string[];
+  titles: readonly string[];
+  doc(i: number): SearchDocument;
 }
 
 export class OramaSearchService implements SearchEngine {
@@ -114,7 +127,7 @@ export class OramaSearchService implements SearchEngine {
    * The documents of the last restore, while its index may still hold bytes not read yet (unread-bytes.ts),
    * and whom to tell when those turn out malformed: the index is then built from the documents (fallBack).
    */
-  private restoredFrom: { docs: SearchDocument[]; unusable: (why: string) => void } | null = null;
+  private restoredFrom: { docs: () => SearchDocument[]; unusable: (why: string) => void } | null = null;
   private readonly rehearsal = new Background();
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
@@ -228,9 +241,10 @@ export class OramaSearchService implements SearchEngine {
     const from = this.restoredFrom;
     if (!(err instanceof UnreadableBytes) || !from) return false;
     this.restoredFrom = null;
+    const docs = from.docs();
     this.resultStore.clear();
-    for (const doc of from.docs) this.resultStore.put(doc);
-    this.lexicalIndex.buildNow(from.docs);
+    for (const doc of docs) this.resultStore.put(doc);
+    this.lexicalIndex.buildNow(docs);
     from.unusable(err.message);
     return true;
   }
@@ -254,17 +268,39 @@ export class OramaSearchService implements SearchEngine {
    * `docs` instead.
    */
   restore(bytes: Uint8Array, docs: Iterable<SearchDocument> = [], unusable?: (why: string) => void): void {
+    const all = [...docs];
+    this.restoreFrom(
+      bytes,
+      all,
+      () => {
+        for (const doc of all) this.resultStore.put(doc);
+      },
+      () => all,
+      unusable,
+    );
+  }
+
+  /** `restore`'s steps; `put` fills the result store, `docs` makes the documents for a fallback. */
+  private restoreFrom(
+    bytes: Uint8Array,
+    routable: readonly RoutableDocument[],
+    put: () => void,
+    docs: () => SearchDocument[],
+    unusable?: (why: string) => void,
+  ): void {
     this.pending = null;
     this.restoredFrom = null;
-    const all = [...docs];
     const saved = unpack(bytes) as { lexical?: unknown; snippets?: unknown };
     // Bytes of the lexical index alone (an older layout) are handed over as they are: it refuses them.
     const lexical = saved.lexical instanceof Uint8Array ? saved.lexical : bytes;
-    this.lexicalIndex.restore(lexical, all.length > 0 ? all : undefined);
+    this.lexicalIndex.restore(lexical, routable.length > 0 ? routable : undefined);
     this.resultStore.clear();
-    for (const doc of all) this.resultStore.put(doc);
+    put();
     if (lexical !== bytes) this.resultStore.restorePrepared(saved.snippets);
-    if (unusable) this.restoredFrom = { docs: all, unusable };
+    if (unusable) {
+      let made: SearchDocument[] | undefined;
+      this.restoredFrom = { docs: () => (made ??= docs()), unusable };
+    }
     this.resultStore.warm();
     this.rehearse();
   }
@@ -275,31 +311,59 @@ export class OramaSearchService implements SearchEngine {
    * throws or does not, the index is built from `docs` at once (the answer comes from the same
    * documents) and `unusable` is told why (the caller drops the cache).
    */
-  restoreLater(bytes: Uint8Array, docs: () => SearchDocument[], unusable: (why: string) => void): void {
-    this.pending = { bytes, docs, unusable };
+  restoreLater(
+    bytes: Uint8Array,
+    docs: () => SearchDocument[],
+    unusable: (why: string) => void,
+    /** The same documents by position, made when first read (the restore then makes none of them). */
+    byPosition?: DocumentsByPosition,
+  ): void {
+    this.pending = { bytes, docs, unusable, byPosition };
   }
 
   /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
   settle(): void {
     if (!this.pending) return;
-    const { bytes, unusable } = this.pending!;
-    const docs = this.pending.docs();
+    const pending = this.pending;
+    const { bytes, unusable, byPosition } = pending;
+    let made: SearchDocument[] | undefined;
+    const docs = () => (made ??= pending.docs());
     this.pending = null;
     let why: string | null = null;
     try {
-      this.restore(bytes, docs, unusable);
-      const ids = new Set(docs.map((d) => d.id));
+      let ids: readonly string[];
+      if (byPosition) {
+        ids = byPosition.ids;
+        const { paths, titles } = byPosition;
+        this.restoreFrom(
+          bytes,
+          ids.map((id, i) => ({ id, path: paths[i], title: titles[i] })),
+          () => ids.forEach((id, i) => this.resultStore.putLater(id, () => byPosition.doc(i))),
+          docs,
+          unusable,
+        );
+      } else {
+        const all = docs();
+        ids = all.map((d) => d.id);
+        this.restore(bytes, all, unusable);
+      }
+      const unique = new Set(ids);
       const indexed = this.lexicalIndex.documentIds();
-      if (ids.size !== docs.length || indexed.length !== ids.size || !indexed.every((id) => ids.has(id)))
+      if (
+        unique.size !== ids.length ||
+        indexed.length !== unique.size ||
+        !indexed.every((id) => unique.has(id))
+      )
         why = 'its index and its items disagree';
     } catch (err) {
       why = (err as Error).message;
     }
     if (why === null) return;
     this.restoredFrom = null;
+    const all = docs();
     this.resultStore.clear();
-    for (const doc of docs) this.resultStore.put(doc);
-    this.lexicalIndex.buildNow(docs);
+    for (const doc of all) this.resultStore.put(doc);
+    this.lexicalIndex.buildNow(all);
     unusable(why);
   }
 

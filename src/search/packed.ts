@@ -28,6 +28,33 @@ export class Unread {
 }
 
 export function pack(value: unknown): Uint8Array {
+  const packer = packing();
+  return packer.finish(JSON.stringify(packer.tagged(value)));
+}
+
+/**
+ * `pack(list)`, the same bytes, and where each element's JSON ends in the text (`ends[i]`: the offset of
+ * the `,` or `]` after it, from the first byte of the text): `unpackElement` reads one element alone.
+ */
+export function packList(list: readonly unknown[]): { bytes: Uint8Array; ends: Uint32Array } {
+  const packer = packing();
+  const ends = new Uint32Array(list.length);
+  // JSON.stringify of a list is its elements' (null for undefined), joined by `,` inside `[...]`.
+  const parts = list.map((v) => JSON.stringify(packer.tagged(v)) ?? 'null');
+  let at = 1;
+  for (let i = 0; i < parts.length; i++) {
+    // pack's escapes keep one character per UTF-16 unit inside an element's own text: count them after.
+    at += escaped(parts[i]).length;
+    ends[i] = at++;
+  }
+  return { bytes: packer.finish(`[${parts.join(',')}]`), ends };
+}
+
+/** Every character past ASCII escaped (`\u00e9`): the text is then read as Latin-1 (see packing). */
+const escaped = (json: string) => json.replace(NOT_ASCII, escapeUnit);
+
+/** pack's two halves: values tagged (their binary leaves set apart), then the JSON text and the leaves as bytes. */
+function packing(): { tagged: (v: unknown) => unknown; finish: (json: string) => Uint8Array } {
   const leaves: Uint8Array[] = [];
   let offset = 0;
   const tagged = (v: unknown): unknown => {
@@ -55,15 +82,47 @@ export function pack(value: unknown): Uint8Array {
     const keys = Object.keys(out);
     return keys.length === 1 && keys[0].startsWith(TAG) ? { [`${TAG}o`]: out } : out;
   };
-  // Every character past ASCII escaped (`\u00e9`): the text is then read as Latin-1, a copy, where
-  // decoding UTF-8 took a one-shot command longer than parsing the JSON (issue #23).
-  const text = Buffer.from(JSON.stringify(tagged(value)).replace(NOT_ASCII, escapeUnit), 'latin1');
-  // Spaces after the JSON (JSON.parse skips them) and after each leaf put every leaf at a multiple of 8
-  // bytes from the start: in a section that starts at one, 32-bit arrays are read where they lie.
-  const json = Buffer.concat([text, Buffer.alloc(pad(LENGTH_BYTES + text.byteLength), ' ')]);
-  const head = Buffer.alloc(LENGTH_BYTES);
-  head.writeUInt32LE(json.byteLength);
-  return Buffer.concat([head, json, ...leaves.flatMap((l) => [l, new Uint8Array(pad(l.byteLength))])]);
+  const finish = (json: string): Uint8Array => {
+    // Every character past ASCII escaped (`\u00e9`): the text is then read as Latin-1, a copy, where
+    // decoding UTF-8 took a one-shot command longer than parsing the JSON (issue #23).
+    const text = Buffer.from(escaped(json), 'latin1');
+    // Spaces after the JSON (JSON.parse skips them) and after each leaf put every leaf at a multiple of 8
+    // bytes from the start: in a section that starts at one, 32-bit arrays are read where they lie.
+    const padded = Buffer.concat([text, Buffer.alloc(pad(LENGTH_BYTES + text.byteLength), ' ')]);
+    const head = Buffer.alloc(LENGTH_BYTES);
+    head.writeUInt32LE(padded.byteLength);
+    return Buffer.concat([head, padded, ...leaves.flatMap((l) => [l, new Uint8Array(pad(l.byteLength))])]);
+  };
+  return { tagged, finish };
+}
+
+/**
+ * Element `i` of a list packed by `packList` (`ends` as it gave them), read alone: its text parsed and its
+ * tags resolved against the list's leaves. Throws on bytes or ends that are not (checked, not trusted).
+ */
+export function unpackElement(bytes: Uint8Array, ends: ArrayLike<number>, i: number): unknown {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.length < LENGTH_BYTES) throw new Error('packed value: too short');
+  readBytes(view, 0, LENGTH_BYTES);
+  const jsonEnd = LENGTH_BYTES + view.readUInt32LE(0);
+  const from = i === 0 ? 1 : ends[i - 1] + 1;
+  const to = ends[i];
+  if (
+    !Number.isSafeInteger(i) ||
+    i < 0 ||
+    i >= ends.length ||
+    !Number.isSafeInteger(from) ||
+    !Number.isSafeInteger(to) ||
+    from > to ||
+    LENGTH_BYTES + to > jsonEnd ||
+    jsonEnd > view.length
+  )
+    throw new Error('packed value: an element outside the text');
+  readBytes(view, LENGTH_BYTES + from, LENGTH_BYTES + to);
+  const text = view.toString('latin1', LENGTH_BYTES + from, LENGTH_BYTES + to);
+  const value: unknown = JSON.parse(text);
+  if (!text.includes('\\u0000')) return value;
+  return untag(value, view.subarray(jsonEnd));
 }
 
 /** Bytes to add after `n` to reach a multiple of 8. */
@@ -87,7 +146,11 @@ export function unpack(bytes: Uint8Array): unknown {
   const value: unknown = JSON.parse(text);
   // Escaped, a NUL is `\u0000` in JSON text: without one there is no tag to resolve.
   if (!text.includes('\\u0000')) return value;
-  const leaves = view.subarray(jsonEnd);
+  return untag(value, view.subarray(jsonEnd));
+}
+
+/** `value` with pack's tags resolved (its binary leaves are views of `leaves`). */
+function untag(value: unknown, leaves: Buffer): unknown {
   const untagged = (v: unknown): unknown => {
     if (v === null || typeof v !== 'object') return v;
     if (Array.isArray(v)) {

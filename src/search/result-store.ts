@@ -20,6 +20,72 @@ import { isLazy, lazyObject, lazyPrototype } from '../storage/lazy.js';
 /** A stored document whose body is read from its search document when first needed. */
 const LAZY_STORED = lazyPrototype('body', (doc: SearchDocument) => doc.body);
 
+/** A stored document's search document, or what makes it (putLater). */
+const SOURCE_DOC = Symbol('search document');
+type Later = Stored & { [SOURCE_DOC]: SearchDocument | (() => SearchDocument) };
+
+function sourceOf(entry: Later): SearchDocument {
+  const source = entry[SOURCE_DOC];
+  if (typeof source !== 'function') return source;
+  const doc = source();
+  entry[SOURCE_DOC] = doc;
+  return doc;
+}
+
+function settle(entry: object, key: string, value: unknown): void {
+  Object.defineProperty(entry, key, { value, writable: true, configurable: true, enumerable: true });
+}
+
+/**
+ * A stored document made from its search document when one of its fields is first read (putLater): its
+ * fields as `put` makes them, its body (like LAZY_STORED's) read from the search document when needed.
+ */
+const LATER_STORED: object = Object.create(Object.prototype, {
+  ...Object.fromEntries(
+    (['fields', 'tags', 'author'] as const).map((key) => [
+      key,
+      {
+        get(this: Later) {
+          const made = storedFields(sourceOf(this));
+          for (const k of ['fields', 'tags', 'author'] as const) settle(this, k, made[k]);
+          return made[key];
+        },
+        set(this: Later, value: unknown) {
+          settle(this, key, value);
+        },
+      },
+    ]),
+  ),
+  body: {
+    get(this: Later) {
+      const body = sourceOf(this).body;
+      settle(this, 'body', body);
+      return body;
+    },
+    set(this: Later, value: unknown) {
+      settle(this, 'body', value);
+    },
+  },
+}) as object;
+
+/** What `put` keeps of a document besides its body. */
+function storedFields(doc: SearchDocument): Pick<Stored, 'fields' | 'tags' | 'author'> {
+  return {
+    fields: {
+      id: doc.id,
+      type: doc.type ?? 'resource',
+      title: doc.title,
+      status: doc.status ?? null,
+      state: doc.state ?? null,
+      parent_id: doc.parent_id ?? null,
+      path: doc.path ?? doc.id,
+      updatedMs: doc.updated_ms ?? 0,
+    },
+    tags: (doc.tags ?? []).join(', '),
+    author: doc.author ?? '',
+  };
+}
+
 /** The fields of a result, as the document was indexed. */
 export interface ResultFields {
   id: string;
@@ -77,23 +143,24 @@ export class ResultStore {
   put(doc: SearchDocument): void {
     const lazy = isLazy(doc, 'body');
     // The body as the document gives it, read when first needed (a restored one-shot reads only its results').
-    const entry: Stored = Object.assign(lazy ? lazyObject<Stored>(LAZY_STORED, doc) : ({} as Stored), {
-      fields: {
-        id: doc.id,
-        type: doc.type ?? 'resource',
-        title: doc.title,
-        status: doc.status ?? null,
-        state: doc.state ?? null,
-        parent_id: doc.parent_id ?? null,
-        path: doc.path ?? doc.id,
-        updatedMs: doc.updated_ms ?? 0,
-      },
-      ...(lazy ? {} : { body: doc.body }),
-      tags: (doc.tags ?? []).join(', '),
-      author: doc.author ?? '',
-    });
+    const entry: Stored = Object.assign(
+      lazy ? lazyObject<Stored>(LAZY_STORED, doc) : ({} as Stored),
+      storedFields(doc),
+      lazy ? {} : { body: doc.body },
+    );
     this.docs.set(doc.id, entry);
     this.saved?.forget(doc.id);
+  }
+
+  /**
+   * `put(make())`, with `make` called when the document's fields or body are first read: a restored
+   * one-shot makes the search documents of the results it shows only (issue #23).
+   */
+  putLater(id: string, make: () => SearchDocument): void {
+    const entry = Object.create(LATER_STORED) as Later;
+    entry[SOURCE_DOC] = make;
+    this.docs.set(id, entry);
+    this.saved?.forget(id);
   }
 
   /**

@@ -166,7 +166,8 @@ export class BacklogService {
 
   /** Starts the semantic index over the current items (see SemanticOptions.embedMissing). */
   async startSemantic(): Promise<void> {
-    await this.semantic.start([...this.store.values()]);
+    // Without a provider the items are not read (a one-shot reads those it shows: ItemStore.replaceLater).
+    await this.semantic.start(() => [...this.store.values()]);
   }
 
   /** Provider and progress of the semantic index. */

@@ -29,7 +29,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { pack, pad, unpack } from '../search/packed.js';
+import { pack, packList, pad, unpack, unpackElement } from '../search/packed.js';
 import { lazyProperty } from '../storage/lazy.js';
 import { readBytes } from '../storage/unread-bytes.js';
 import { writeFileAtomicStat } from '../storage/write-file.js';
@@ -63,12 +63,15 @@ import { VERSION } from '../version.js';
  * `Unread`): a file whose stamp matches is read when first needed (unread-bytes.ts), a term's postings
  * when it is first looked up.
  * 20: the saved bodies' runs and occurrences as SnippetText's own uint32 arrays, read in place.
+ * 21: the items and their front matter in sections of their own, each item readable alone (packed.ts
+ * packList), with the items' ids, paths, titles and statuses as columns in `meta` (ItemTable): a one-shot decodes
+ * the items it shows.
  */
-export const CACHE_FORMAT = 20;
+export const CACHE_FORMAT = 21;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['index', 'meta', 'frontmatter', 'bodies', 'diagnostics'] as const;
+const SECTIONS = ['index', 'meta', 'items', 'frontmatter', 'bodies', 'diagnostics'] as const;
 
 export interface FileStat {
   size: number;
@@ -80,6 +83,19 @@ export interface CacheSnapshot {
   items: BacklogItem[];
   diagnostics: Diagnostic[];
   index: Uint8Array;
+}
+
+/**
+ * The cached items by position, each decoded when first asked for: their ids, paths and titles are
+ * columns read with the header (a one-shot search routes ids and checks paths without the items).
+ */
+export interface ItemTable {
+  readonly ids: readonly string[];
+  readonly paths: readonly string[];
+  readonly titles: readonly string[];
+  readonly statuses: readonly (string | null)[];
+  /** Item `i` (its body decoded when first read), as the whole `items` list has it; throws when malformed. */
+  item(i: number): BacklogItem;
 }
 
 /** The version a BacklogService writes: its search settings and the words budget shape what is cached. */
@@ -134,13 +150,23 @@ export async function writeIndexCache(
   // Each body encoded on its own (a lone surrogate at the end of one and at the start of the next
   // would otherwise be encoded as one character of both), and decoded on its own when first read.
   const bodies = items.map((item) => Buffer.from(item.body, 'utf8'));
+  const listed = packList(items.map((item) => ({ ...item, body: '', frontmatter: {} })));
+  const frontmatter = packList(items.map((item) => item.frontmatter));
+  const filePaths = Object.keys(files);
+  // Plain JSON (no binary leaves, no tags): unpack then only parses it.
   const meta = pack({
-    files,
-    items: items.map((item) => ({ ...item, body: '', frontmatter: {} })),
+    filePaths,
+    fileSizes: filePaths.map((p) => files[p].size),
+    fileMtimes: filePaths.map((p) => files[p].mtime_ms),
     bodyBytes: bodies.map((b) => b.length),
+    ids: items.map((item) => item.id),
+    paths: items.map((item) => item.path),
+    titles: items.map((item) => item.title),
+    statuses: items.map((item) => item.status ?? null),
+    itemEnds: [...listed.ends],
+    frontmatterEnds: [...frontmatter.ends],
   });
-  const frontmatter = pack(items.map((item) => item.frontmatter));
-  const sections = [index, meta, frontmatter, Buffer.concat(bodies), pack(diagnostics)];
+  const sections = [index, meta, listed.bytes, frontmatter.bytes, Buffer.concat(bodies), pack(diagnostics)];
   const json = JSON.stringify({
     version,
     sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]),
@@ -156,33 +182,158 @@ export async function writeIndexCache(
   return bytes.length;
 }
 
-/** The snapshot, or why there is none (`missing` is not worth a warning; the rest is). */
+/**
+ * The snapshot, or why there is none (`missing` is not worth a warning; the rest is). `table`: the items
+ * one by one (ItemTable). With `lazyItems`, `snapshot.items` is decoded when first read, and throws then
+ * when malformed (the caller reads it where it can fall back); else now (a malformed list: no snapshot).
+ */
 export async function readIndexCache(
   path: string,
   version: string,
-): Promise<{ snapshot: CacheSnapshot } | { reason: string; missing?: boolean }> {
+  { lazyItems = false }: { lazyItems?: boolean } = {},
+): Promise<
+  { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns } | { reason: string; missing?: boolean }
+> {
   const read = await readSignedFile(path);
   if (!('body' in read)) return read;
   const { body } = read;
   try {
     const sections = readSections(body);
     if (sections.version !== version) return { reason: 'made with other settings or an older version' };
-    const meta = unpack(sections.meta) as Omit<CacheSnapshot, 'index' | 'diagnostics'> & BodyLayout;
-    const frontmatter = unpack(sections.frontmatter);
-    if (!Array.isArray(frontmatter) || !Array.isArray(meta.items) || frontmatter.length !== meta.items.length)
-      throw new Error('items and front matter disagree');
-    meta.items.forEach((item, i) => {
-      if (item && typeof item === 'object') item.frontmatter = frontmatter[i] as Record<string, unknown>;
-    });
-    const snapshot = {
-      ...withBodies(meta, sections.bodies),
-      index: sections.index,
-    } as unknown as CacheSnapshot;
+    const meta = readMeta(unpack(sections.meta));
+    const bodyOf = bodyReader(meta.bodyBytes, sections.bodies);
+    const table = itemTable(meta, sections, bodyOf);
+    const snapshot = { index: sections.index } as unknown as CacheSnapshot;
+    lazyFiles(snapshot, meta);
+    lazyItemList(snapshot, () => allItems(meta, sections, bodyOf));
+    if (!lazyItems) void snapshot.items;
     lazyDiagnostics(snapshot, sections.diagnostics);
-    return { snapshot };
+    const files = { paths: meta.filePaths, sizes: meta.fileSizes, mtimes: meta.fileMtimes };
+    return { snapshot, table, files };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
+}
+
+/** The files the cache was made from, as columns: path `i`'s size and modification time. */
+export interface FileColumns {
+  paths: readonly string[];
+  sizes: readonly number[];
+  mtimes: readonly number[];
+}
+
+/** `meta` as written: the files, each body's length in bytes, the item columns and where each item ends. */
+interface Meta {
+  filePaths: string[];
+  fileSizes: number[];
+  fileMtimes: number[];
+  bodyBytes: number[];
+  ids: string[];
+  paths: string[];
+  titles: string[];
+  statuses: (string | null)[];
+  itemEnds: number[];
+  frontmatterEnds: number[];
+}
+
+/** `meta` checked: a list per item of each column, each of the item's length, and the lists' ends increasing. */
+function readMeta(value: unknown): Meta {
+  const meta = (value ?? {}) as Partial<Meta>;
+  const n = Array.isArray(meta.ids) ? meta.ids.length : -1;
+  const strings = (list: unknown) =>
+    Array.isArray(list) && list.length === n && list.every((s) => typeof s === 'string');
+  const ends = (list: unknown) =>
+    Array.isArray(list) &&
+    list.length === n &&
+    list.every((end, i) => Number.isSafeInteger(end) && (i === 0 ? end > 0 : end > list[i - 1]));
+  const files = Array.isArray(meta.filePaths) ? meta.filePaths.length : -1;
+  const numbers = (list: unknown) =>
+    Array.isArray(list) && list.length === files && list.every((x) => typeof x === 'number');
+  if (
+    !Array.isArray(meta.filePaths) ||
+    !meta.filePaths.every((p) => typeof p === 'string') ||
+    !numbers(meta.fileSizes) ||
+    !numbers(meta.fileMtimes) ||
+    !strings(meta.ids) ||
+    !strings(meta.paths) ||
+    !strings(meta.titles) ||
+    !Array.isArray(meta.statuses) ||
+    meta.statuses.length !== n ||
+    !meta.statuses.every((s) => s === null || typeof s === 'string') ||
+    !ends(meta.itemEnds) ||
+    !ends(meta.frontmatterEnds) ||
+    !Array.isArray(meta.bodyBytes) ||
+    meta.bodyBytes.length !== n
+  )
+    throw new Error('a malformed item table');
+  return meta as Meta;
+}
+
+/** `snapshot.files` made from the columns when first read (the indexer compares the columns). */
+const lazyFiles = lazyProperty('files', (meta: Meta): Record<string, FileStat> => {
+  const files: Record<string, FileStat> = {};
+  meta.filePaths.forEach((p, i) => (files[p] = { size: meta.fileSizes[i], mtime_ms: meta.fileMtimes[i] }));
+  return files;
+});
+
+/** `snapshot.items`, made when first read. */
+const lazyItemList = lazyProperty('items', (make: () => BacklogItem[]) => make());
+
+/** Every item, from the whole lists (one parse each, faster than one per item); throws when they disagree. */
+function allItems(
+  meta: Meta,
+  sections: Record<'items' | 'frontmatter', Buffer>,
+  bodyOf: (item: BacklogItem, i: number) => void,
+): BacklogItem[] {
+  const items = unpack(sections.items);
+  const frontmatter = unpack(sections.frontmatter);
+  if (!Array.isArray(items) || !Array.isArray(frontmatter) || items.length !== meta.ids.length)
+    throw new Error('items and front matter disagree');
+  if (frontmatter.length !== items.length) throw new Error('items and front matter disagree');
+  items.forEach((item: BacklogItem, i) => {
+    if (item && typeof item === 'object') {
+      if (!isItsColumns(meta, item, i)) throw new Error(`item ${i} is malformed`);
+      item.frontmatter = frontmatter[i] as Record<string, unknown>;
+      bodyOf(item, i);
+    }
+  });
+  return items as BacklogItem[];
+}
+
+/** Whether item `i` has the id, path, title and status its columns say. */
+function isItsColumns(meta: Meta, item: BacklogItem, i: number): boolean {
+  return (
+    item.id === meta.ids[i] &&
+    item.path === meta.paths[i] &&
+    item.title === meta.titles[i] &&
+    (item.status ?? null) === meta.statuses[i]
+  );
+}
+
+/** The items one by one (ItemTable): an item that is not one, or not its columns', throws. */
+function itemTable(
+  meta: Meta,
+  sections: Record<'items' | 'frontmatter', Buffer>,
+  bodyOf: (item: BacklogItem, i: number) => void,
+): ItemTable {
+  const { ids, paths, titles, statuses } = meta;
+  return {
+    ids,
+    paths,
+    titles,
+    statuses,
+    item(i) {
+      const item = unpackElement(sections.items, meta.itemEnds, i) as BacklogItem;
+      if (item === null || typeof item !== 'object' || !isItsColumns(meta, item, i))
+        throw new Error(`item ${i} is malformed`);
+      item.frontmatter = unpackElement(sections.frontmatter, meta.frontmatterEnds, i) as Record<
+        string,
+        unknown
+      >;
+      bodyOf(item, i);
+      return item;
+    },
+  };
 }
 
 /** The header and the sections it names, each checked to lie inside the body. */
@@ -217,6 +368,7 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     version: header.version,
     meta: out.meta,
     frontmatter: out.frontmatter,
+    items: out.items,
     bodies: out.bodies,
     index: out.index,
     diagnostics: out.diagnostics,
@@ -246,37 +398,23 @@ const lazyDiagnostics = lazyProperty('diagnostics', (bytes: Buffer): Diagnostic[
   ];
 });
 
-/** Each item's body length in UTF-8 bytes, in the `bodies` section one after the other. */
-interface BodyLayout {
-  bodyBytes: number[];
-}
-
 /**
- * The items with their bodies back, each decoded from its bytes when first read (lazyProperty): a one-shot
- * search shows a few bodies, and decoding all of them was a tenth of a 50,000-document start. The
- * section is a view of the file's bytes, kept while a body is still to be decoded.
+ * Gives an item its body back, decoded from its bytes when first read (lazyProperty): a one-shot search
+ * shows a few bodies, and decoding all of them was a tenth of a 50,000-document start. `bodyBytes`: each
+ * body's length in UTF-8 bytes, one after the other in `bytes` (a view of the file's, kept while a body
+ * is still to be decoded).
  */
-function withBodies(
-  meta: Omit<CacheSnapshot, 'index' | 'diagnostics'> & BodyLayout,
-  bytes: Buffer,
-): Omit<CacheSnapshot, 'index' | 'diagnostics'> {
-  const { files, items, bodyBytes } = meta;
+function bodyReader(bodyBytes: unknown[], bytes: Buffer): (item: BacklogItem, i: number) => void {
   if (
-    !Array.isArray(items) ||
-    !Array.isArray(bodyBytes) ||
-    bodyBytes.length !== items.length ||
-    !bodyBytes.every((n) => Number.isSafeInteger(n) && n >= 0) ||
-    bodyBytes.reduce((a, b) => a + b, 0) !== bytes.length
+    !bodyBytes.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) ||
+    (bodyBytes as number[]).reduce((a, b) => a + b, 0) !== bytes.length
   )
     throw new Error('items and bodies disagree');
-  const starts = new Float64Array(items.length + 1);
-  for (let i = 0; i < items.length; i++) starts[i + 1] = starts[i] + bodyBytes[i];
+  const starts = new Float64Array(bodyBytes.length + 1);
+  for (let i = 0; i < bodyBytes.length; i++) starts[i + 1] = starts[i] + (bodyBytes[i] as number);
   const lazyBody = lazyProperty('body', (i: number) => {
     readBytes(bytes, starts[i], starts[i + 1]);
     return bytes.toString('utf8', starts[i], starts[i + 1]);
   });
-  items.forEach((item, i) => {
-    if (item && typeof item === 'object') lazyBody(item, i);
-  });
-  return { files, items };
+  return lazyBody;
 }

@@ -7,6 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
+import { errors } from '../errors.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
 import { Background } from '../search/background.js';
 import {
@@ -19,9 +20,8 @@ import {
   loadBacklog,
   loadFile,
   loadFiles,
-  STAT_ASIDE_FILES,
   statFiles,
-  statFilesAside,
+  statFilesAlong,
   walkBacklog,
 } from '../storage/backlog-store.js';
 import {
@@ -199,33 +199,37 @@ export class Indexer {
     // The files are listed and, in a large backlog, stat'ed in a thread while the cache is read.
     const walking = walkBacklog(this.dir).then(async (walked) => ({
       walked,
-      stats: await (walked.files.length >= STAT_ASIDE_FILES ? statFilesAside : statFiles)(
-        this.dir,
-        walked.files,
-      ),
+      stats: await statFilesAlong(this.dir, walked.files),
     }));
     walking.catch(() => undefined);
-    const read = await readIndexCache(this.cachePath!, this.cacheVersion);
+    // A one-shot reads the items it shows (ItemTable), when nothing changed; the rest reads them all now.
+    const read = await readIndexCache(this.cachePath!, this.cacheVersion, { lazyItems: this.deferIndex });
     if (!('snapshot' in read)) {
       if (read.missing) this.cacheDiagnostics = [];
       return read.missing ? false : unusable(read.reason);
     }
-    const { snapshot } = read;
-    if (!Array.isArray(snapshot.items) || !snapshot.items.every(isCachedItemShape))
-      return unusable('an item in it is malformed');
+    const { snapshot, table } = read;
     const { walked, stats } = await walking;
-    const changed = Object.keys(stats).filter(
-      (p) => snapshot.files[p]?.size !== stats[p].size || snapshot.files[p]?.mtime_ms !== stats[p].mtime_ms,
-    );
+    // Every file's size and modification time against the cache's (columns: no object per file).
+    const { files } = read;
+    const cachedAt = new Map<string, number>();
+    files.paths.forEach((p, j) => cachedAt.set(p, j));
+    const statAt = new Map<string, number>();
+    const changed: string[] = [];
+    walked.files.forEach((p, k) => {
+      if (stats[2 * k] < 0) return; // vanished, or not a file now
+      statAt.set(p, k);
+      const j = cachedAt.get(p);
+      if (j === undefined || files.sizes[j] !== stats[2 * k] || files.mtimes[j] !== stats[2 * k + 1])
+        changed.push(p);
+    });
     // Only what is inside the root now counts: an item whose file is gone (or never was there) is dropped.
     const removed = [
       ...new Set([
-        ...Object.keys(snapshot.files).filter((p) => !stats[p]),
-        ...snapshot.items.filter((i) => !stats[i.path]).map((i) => i.path),
+        ...files.paths.filter((p) => !statAt.has(p)),
+        ...table.paths.filter((p) => !statAt.has(p)),
       ]),
     ];
-    this.store.replaceAll(snapshot.items);
-    const docs = () => snapshot.items.map((item) => this.store.toSearchDocument(item));
     const cachePath = this.cachePath!;
     // Told when the index turns out unusable after it was taken (its bytes are read when first used).
     const builtInstead = (why: string) => {
@@ -236,17 +240,54 @@ export class Indexer {
       if (!this.closed) rmSync(cachePath, { force: true });
     };
     if (this.deferIndex && changed.length + removed.length === 0) {
+      // Every item's path is a file the walk found (nothing removed): inside the root, not ignored.
+      if (new Set(table.ids).size !== table.ids.length) return unusable('an item in it is malformed');
+      // Each item read when first asked for, checked then: one that is not what it must be (a bug: the
+      // file is signed) fails the command that asked and drops the cache (the next start reads the files).
+      this.store.replaceLater({
+        ids: table.ids,
+        paths: table.paths,
+        statuses: table.statuses,
+        item: (i) => {
+          let item: BacklogItem | undefined;
+          try {
+            item = table.item(i);
+          } catch {
+            // Said below.
+          }
+          if (item && isCachedItemShape(item)) return item;
+          builtInstead(`item ${i} in it is malformed`);
+          throw errors.internal(
+            `the persisted index's item ${i} is malformed; it was deleted: run the command again (the files are read then)`,
+          );
+        },
+      });
+      const docs = () => table.ids.map((id) => this.store.toSearchDocument(this.store.byId(id)!));
       // The documents are made from the store when the index is first read: before any change to it
-      // (applyLatest and removeFile settle first), so they are the cached items' as read.
-      this.index.restoreLater(snapshot.index, docs, builtInstead);
+      // (applyLatest and removeFile settle first), so they are the cached items' as read. The result
+      // store and id routing take them by position, each made when first read (a one-shot's results).
+      this.index.restoreLater(snapshot.index, docs, builtInstead, {
+        ids: table.ids,
+        paths: table.paths,
+        titles: table.titles,
+        doc: (i) => this.store.toSearchDocument(this.store.byId(table.ids[i])!),
+      });
     } else {
+      let items: BacklogItem[];
+      try {
+        items = snapshot.items;
+      } catch (err) {
+        return unusable((err as Error).message);
+      }
+      if (!items.every(isCachedItemShape)) return unusable('an item in it is malformed');
+      this.store.replaceAll(items);
+      const docs = () => items.map((item) => this.store.toSearchDocument(item));
       try {
         this.index.restore(snapshot.index, docs(), builtInstead);
       } catch (err) {
         return unusable((err as Error).message);
       }
-      if (!sameIds(this.index.documentIds(), snapshot.items))
-        return unusable('its index and its items disagree');
+      if (!sameIds(this.index.documentIds(), items)) return unusable('its index and its items disagree');
     }
     this.holdFile(snapshot.index);
     this.cacheDiagnostics = [];
@@ -263,7 +304,7 @@ export class Indexer {
       const gone = new Set([...removed, ...changed]);
       const fresh = await loadFiles(this.dir, changed, this.currentFormat);
       for (const item of fresh.items) this.applyWordBudget(item, fresh.diagnostics);
-      const kept = snapshot.items.filter((i) => !gone.has(i.path));
+      const kept = [...this.store.values()].filter((i) => !gone.has(i.path));
       const owners = new Map(kept.map((i) => [idKey(i.id), i]));
       fresh.diagnostics.push(...settleDuplicateIds(fresh.items, owners));
       const items = [...kept, ...fresh.items];
@@ -559,12 +600,16 @@ function isCachedItemShape(item: unknown): item is BacklogItem {
     // A cached body is decoded when first read (index-cache.ts): a string by construction, not read here.
     (isLazy(i, 'body') || typeof i.body === 'string') &&
     typeof i.path === 'string' &&
-    isRelativeInside(i.path) &&
-    !isIgnoredPath(i.path) &&
+    isCachedPath(i.path) &&
     Array.isArray(i.tags) &&
     Array.isArray(i.references) &&
     typeof i.frontmatter === 'object'
   );
+}
+
+/** A cached item's path: inside the root, and one a walk reads. */
+function isCachedPath(path: unknown): boolean {
+  return typeof path === 'string' && isRelativeInside(path) && !isIgnoredPath(path);
 }
 
 function sameIds(indexed: string[], items: BacklogItem[]): boolean {

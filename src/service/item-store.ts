@@ -56,8 +56,34 @@ function withoutComments(markdown: string): string {
   return out + markdown.slice(from);
 }
 
+/**
+ * Items by position, each read when first asked for (the persisted index's ItemTable): ids and paths as
+ * columns. `item(i)` throws when the item cannot be read.
+ */
+export interface ItemSource {
+  readonly ids: readonly string[];
+  readonly paths: readonly string[];
+  /** Each item's status (the filter vocabulary: statusVocabulary). */
+  readonly statuses: readonly (string | null)[];
+  item(i: number): BacklogItem;
+}
+
+/** An ItemStore's items while they are still a source (replaceLater): each decoded once, when asked for. */
+interface LaterItems {
+  source: ItemSource;
+  /** Position of each id. */
+  at: Map<string, number>;
+  decoded: (BacklogItem | undefined)[];
+  /** When they were put (indexedTime). */
+  since: number;
+  /** byKey and byPath made from the columns. */
+  lookups: boolean;
+}
+
 export class ItemStore {
   private items = new Map<string, BacklogItem>();
+  /** Set by replaceLater until something needs every item (materialize). */
+  private later: LaterItems | null = null;
   private byKey = new Map<string, string>();
   private byPath = new Map<string, string>();
   private kids = new Map<string, string[]>();
@@ -75,24 +101,66 @@ export class ItemStore {
   constructor(private readonly taskPrefix: () => string | null = () => null) {}
 
   get size(): number {
-    return this.items.size;
+    return this.later ? this.later.at.size : this.items.size;
   }
 
   values(): IterableIterator<BacklogItem> {
+    this.materialize();
     return this.items.values();
   }
 
   ids(): string[] {
-    return [...this.items.keys()];
+    return this.later ? [...this.later.at.keys()] : [...this.items.keys()];
   }
 
   byId(id: string): BacklogItem | undefined {
-    return this.items.get(id);
+    const later = this.later;
+    if (!later) return this.items.get(id);
+    const i = later.at.get(id);
+    return i === undefined ? undefined : this.decoded(later, i);
   }
 
   /** The id of the item at a path relative to the root. */
   atPath(path: string): string | undefined {
+    this.lookups();
     return this.byPath.get(path);
+  }
+
+  /**
+   * Replaces every item by `source`'s (no id twice: the caller checked), each read when first asked for:
+   * a one-shot search reads the items it shows. Whatever needs every item (values, the tree, a change)
+   * reads them all first.
+   */
+  replaceLater(source: ItemSource): void {
+    this.replaceAll([]);
+    const at = new Map<string, number>();
+    source.ids.forEach((id, i) => at.set(id, i));
+    this.later = { source, at, decoded: [], since: Date.now(), lookups: false };
+  }
+
+  private decoded(later: LaterItems, i: number): BacklogItem {
+    return (later.decoded[i] ??= later.source.item(i));
+  }
+
+  /** byKey and byPath, made from the columns while the items are still a source. */
+  private lookups(): void {
+    const later = this.later;
+    if (!later || later.lookups) return;
+    later.lookups = true;
+    const { ids, paths } = later.source;
+    for (let i = 0; i < ids.length; i++) {
+      this.byKey.set(idKey(ids[i]), ids[i]);
+      this.byPath.set(paths[i], ids[i]);
+    }
+  }
+
+  /** Every item read, and the store as replaceAll makes it (the tree, the status counts). */
+  private materialize(): void {
+    const later = this.later;
+    if (!later) return;
+    const items = later.source.ids.map((_, i) => this.decoded(later, i));
+    this.later = null;
+    this.replaceAll(items, later.since);
   }
 
   /**
@@ -102,7 +170,8 @@ export class ItemStore {
    */
   resolve(ref: string): string | undefined {
     const r = ref.trim();
-    if (this.items.has(r)) return r;
+    if (this.later ? this.later.at.has(r) : this.items.has(r)) return r;
+    this.lookups();
     const byKey = this.byKey.get(idKey(r));
     if (byKey) return byKey;
     const raw = r.startsWith(RESOURCE_URI_PREFIX)
@@ -119,10 +188,12 @@ export class ItemStore {
 
   /** The id that owns this id's key (duplicates are addressed by path), if any. */
   ownerOfKey(id: string): string | undefined {
+    this.lookups();
     return this.byKey.get(idKey(id));
   }
 
   children(id: string): string[] {
+    this.materialize();
     return this.kids.get(id) ?? [];
   }
 
@@ -136,7 +207,7 @@ export class ItemStore {
       if (seen.has(id)) break;
       seen.add(id);
       out.push(id);
-      child = this.items.get(id);
+      child = this.byId(id);
     }
     return out;
   }
@@ -144,6 +215,9 @@ export class ItemStore {
   /** `configured` statuses, then every other status an item has (in the spelling first seen). */
   statusVocabulary(configured: readonly string[]): string[] {
     const vocabulary = new Map(configured.map((s) => [statusKey(s), s]));
+    // While the items are a source, counted from its column (a one-shot's status filter reads no item).
+    if (this.later && this.statusCounts.size === 0)
+      for (const status of this.later.source.statuses) this.countStatus({ status }, 1);
     for (const [key, n] of this.statusCounts)
       if (n.count > 0 && !vocabulary.has(key)) vocabulary.set(key, n.spelling);
     return [...vocabulary.values()];
@@ -151,17 +225,20 @@ export class ItemStore {
 
   /** When the item was last put in the index (ms since the epoch). */
   indexedTime(id: string): number | undefined {
+    if (this.later) return this.later.at.has(id) ? this.later.since : undefined;
     return this.indexedAt.get(id);
   }
 
   /** Links between items (parent, children, references, mentioned ids), built on first use after a change. */
   linkGraph(): LinkGraph {
+    this.materialize();
     this.graph ??= new LinkGraph(this.items.values(), (ref) => this.resolve(ref));
     return this.graph;
   }
 
-  /** Replaces every item. */
-  replaceAll(items: BacklogItem[]): void {
+  /** Replaces every item; `now`: when they were put (indexedTime). */
+  replaceAll(items: BacklogItem[], now = Date.now()): void {
+    this.later = null;
     this.graph = null;
     // One pass, no [key, value] pair per item per map (a restore's garbage at 50,000 items).
     this.items = new Map();
@@ -176,7 +253,6 @@ export class ItemStore {
     this.linkedParent = new Map();
     this.indexedAt.clear();
     this.statusCounts.clear();
-    const now = Date.now();
     for (const item of items) {
       this.linkToParent(item);
       this.countStatus(item, 1);
@@ -186,6 +262,7 @@ export class ItemStore {
 
   /** Adds or replaces one item (its id is already settled: duplicates were renamed by the caller). */
   put(item: BacklogItem): BacklogItem | undefined {
+    this.materialize();
     const before = this.items.get(item.id);
     if (before) this.unlink(before);
     this.items.set(item.id, item);
@@ -206,6 +283,7 @@ export class ItemStore {
 
   /** Removes one item; returns its children (their lineage changed). */
   remove(id: string): string[] {
+    this.materialize();
     const kids = this.kids.get(id) ?? [];
     const item = this.items.get(id);
     if (item) this.unlink(item);
@@ -217,6 +295,7 @@ export class ItemStore {
 
   /** Ids of the item and everything beneath it, breadth first (`includeSelf` false: beneath only). */
   descendants(id: string, includeSelf: boolean): string[] {
+    this.materialize();
     const queue = includeSelf ? [id] : [...this.children(id)];
     const seen = new Set<string>();
     const out: string[] = [];
@@ -267,6 +346,7 @@ export class ItemStore {
     const number = prefix ? /^task[-_\s]*(\d+(?:\.\d+)*)$/i.exec(item.parent_id.trim())?.[1] : undefined;
     for (const id of [item.parent_id, ...(number ? [`${prefix}-${number}`] : [])]) {
       // An active item's parent is the owner of the id (the livelier copy), never a renamed duplicate.
+      this.lookups();
       const sameState =
         item.state && item.state !== 'active' ? this.byKey.get(idKey(`${id}@${item.state}`)) : undefined;
       const found = sameState ?? this.byKey.get(idKey(id));
@@ -283,7 +363,7 @@ export class ItemStore {
     this.kids.set(parent, [...(this.kids.get(parent) ?? []), item.id]);
   }
 
-  private countStatus(item: BacklogItem, delta: number): void {
+  private countStatus(item: Pick<BacklogItem, 'status'>, delta: number): void {
     if (!item.status) return;
     const key = statusKey(item.status);
     const entry = this.statusCounts.get(key) ?? { count: 0, spelling: item.status };

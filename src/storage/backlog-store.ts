@@ -81,11 +81,11 @@ export async function statFiles(
 }
 const STAT_BATCH = 2000;
 
-/** From this many files a start's stat of every file runs in a thread (statFilesAside); below, it costs less than the thread. */
+/** From this many files a start's stat of every file runs in a thread (statFilesAlong); below, it costs less than the thread. */
 export const STAT_ASIDE_FILES = 5000;
 
 /**
- * The lstat loop of statFilesAside, in a thread of its own: for each path its size and modification time,
+ * The lstat loop of statFilesAlong, in a thread of its own: for each path its size and modification time,
  * or -1 for a path that vanished, cannot be read, or is not a regular file now.
  */
 const STAT_WORKER = `
@@ -105,11 +105,27 @@ parentPort.postMessage(out, [out.buffer]);
 
 /**
  * statFiles for `paths` found by walkBacklog (inside the root by construction: names of folders read
- * from it, none hidden), in a worker thread: a start at 50,000 files stats them (about a second on the
- * main thread) while the main thread reads the persisted index. Falls back to statFiles when the thread
- * cannot run.
+ * from it, none hidden), as an array along them: size and modification time of path `i` at `2i` and
+ * `2i + 1`, -1 where statFiles leaves the path out (no object per file: a start compares them with the
+ * cache's columns). From STAT_ASIDE_FILES paths in a worker thread: a start at 50,000 files stats them
+ * (about a second on the main thread) while the main thread reads the persisted index; statFiles when the
+ * thread cannot run.
  */
-export async function statFilesAside(root: string, paths: string[]): Promise<Record<string, FileStat>> {
+export async function statFilesAlong(root: string, paths: string[]): Promise<Float64Array> {
+  const aside = paths.length >= STAT_ASIDE_FILES ? await statInThread(root, paths) : null;
+  if (aside) return aside;
+  const stats = await statFiles(root, paths);
+  const out = new Float64Array(2 * paths.length).fill(-1);
+  paths.forEach((p, i) => {
+    if (!Object.hasOwn(stats, p)) return;
+    out[2 * i] = stats[p].size;
+    out[2 * i + 1] = stats[p].mtime_ms;
+  });
+  return out;
+}
+
+/** STAT_WORKER's answer, or null when the thread could not run. */
+async function statInThread(root: string, paths: string[]): Promise<Float64Array | null> {
   const { Worker } = await import('node:worker_threads');
   const stats = await new Promise<Float64Array | null>((resolve) => {
     try {
@@ -121,16 +137,7 @@ export async function statFilesAside(root: string, paths: string[]): Promise<Rec
       resolve(null);
     }
   });
-  if (!stats || stats.length !== 2 * paths.length) return statFiles(root, paths);
-  const out: Record<string, FileStat> = {};
-  for (let i = 0; i < paths.length; i++)
-    if (stats[2 * i] >= 0) out[paths[i]] = { size: stats[2 * i], mtime_ms: stats[2 * i + 1] };
-  return out;
-}
-
-interface FileStat {
-  size: number;
-  mtime_ms: number;
+  return stats && stats.length === 2 * paths.length ? stats : null;
 }
 
 function fileDiagnostic(path: string, code: string, message: string, level: Diagnostic['level'] = 'warning') {
