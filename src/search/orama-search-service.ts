@@ -90,6 +90,12 @@ export interface OramaSearchServiceOptions {
    * (the CLI): its few results are prepared when asked for, with the same answers.
    */
   background?: boolean;
+  /**
+   * How the rehearsal runs one of its searches (bm25, 20 results): by default `query`; a service passes
+   * its own request path (BacklogService.searchUnified), so that the options' reading and checks a real
+   * request goes through are compiled too, not only the search.
+   */
+  rehearse?: (text: string) => Promise<unknown>;
 }
 
 /** A restore put off until something reads the index (see restoreLater). */
@@ -114,6 +120,7 @@ export class OramaSearchService implements SearchEngine {
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
   private readonly neighbors: (() => Neighbors) | undefined;
+  private readonly rehearseOne: (text: string) => Promise<unknown>;
 
   get capabilities(): EngineCapabilities {
     return {
@@ -143,6 +150,20 @@ export class OramaSearchService implements SearchEngine {
     };
     this.vectors = options.vectors;
     this.neighbors = options.neighbors;
+    this.rehearseOne =
+      options.rehearse ??
+      ((text) =>
+        this.query({
+          text,
+          matchMode: 'simple',
+          filters: {},
+          sort: 'relevant',
+          conjunctive: false,
+          mode: 'bm25',
+          limit: 20,
+          offset: 0,
+          includeScores: false,
+        }));
   }
 
   // ----- The index: documents in, documents out.
@@ -322,17 +343,7 @@ export class OramaSearchService implements SearchEngine {
     this.rehearsal.start(() => {
       const until = performance.now() + REHEARSAL_SLICE_MS;
       while (next < texts.length && performance.now() < until)
-        void this.query({
-          text: texts[next++],
-          matchMode: 'simple',
-          filters: {},
-          sort: 'relevant',
-          conjunctive: false,
-          mode: 'bm25',
-          limit: 20,
-          offset: 0,
-          includeScores: false,
-        }).catch(() => undefined);
+        void this.rehearseOne(texts[next++]).catch(() => undefined);
       return next >= texts.length;
     });
   }
