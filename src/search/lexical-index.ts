@@ -4,7 +4,6 @@ import {
   createBm25fIndex,
   createDocumentsStore,
   createOramaTokenizer,
-  decodeTreeUntil,
   fieldTree,
   internalDocumentIDStore,
   internalIdCapacity,
@@ -87,8 +86,6 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
 
 /** The best matches that the proximity bonus re-ranks (the rest keep their BM25F order below them). */
 const PROXIMITY_CANDIDATES = 100;
-/** A background slice of the restored trees' decode (a request arriving meanwhile waits for one at most). */
-const TREE_SLICE_MS = 4;
 
 /** Bit mask of text fields (bit i = TEXT_FIELDS[i]), as the scorer reports matched fields. */
 function fieldBits(fields: TextField[]): number {
@@ -381,20 +378,14 @@ export class LexicalIndex {
     return Promise.all([this.adjacencyWork.done(), this.treeWork.done()]).then(() => undefined);
   }
 
-  /** Decodes the restored text fields' vocabulary trees in the background, a few milliseconds a tick. */
+  /** Decodes the restored text fields' vocabulary trees in the background, one a tick. */
   private decodeTrees(): void {
     if (!this.background) return;
     const store = this.store;
     let next = 0;
     this.treeWork.start(() => {
-      const until = performance.now() + TREE_SLICE_MS;
-      while (
-        store === this.store &&
-        next < TEXT_FIELDS.length &&
-        decodeTreeUntil(store, TEXT_FIELDS[next], until)
-      )
-        next++;
-      return next >= TEXT_FIELDS.length || store !== this.store;
+      if (store === this.store) fieldTree(store, TEXT_FIELDS[next]);
+      return ++next >= TEXT_FIELDS.length || store !== this.store;
     });
   }
 

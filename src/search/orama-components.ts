@@ -40,78 +40,31 @@ type OramaIndexStore = ReturnType<typeof oramaIndex.create>;
 /**
  * A text field's radix tree as the cache holds it (its `toJSON()`, packed), decoded on first use:
  * decoding the trees was most of a restore's time, and a query whose words are all in the index walks
- * only the small tags and author trees (prefix and typo expansion walk the others). A server decodes
- * them in the background (`decodeTreeUntil`), a few milliseconds at a time once the bytes are parsed.
+ * only the small tags and author trees (prefix and typo expansion walk the others).
  */
 class SavedTree {
-  /** A decode in progress: the tree so far, and the parsed nodes whose children are still to be made. */
-  partial: { tree: radix.RadixTree; todo: [SavedNode, radix.RadixNode][] } | null = null;
   constructor(readonly bytes: Uint8Array) {}
 }
 
-/** A node as `toJSON()` writes it. */
-interface SavedNode {
-  k: string;
-  s: string;
-  e: boolean;
-  w: string;
-  d: unknown[];
-  c?: [string, SavedNode][];
-}
-
 /**
- * Decodes more of a restored text field's tree until `performance.now()` passes `until` (at least the
- * parse and 64 nodes a call); true once the tree is whole. The tree made is RadixTree.fromJSON's: the
- * same nodes, their children in the same order. The body field's tree of the Backlog.md folder took one
- * background slice of 80 ms of CPU (400-670 ms at load 10), which a request arriving then waited for.
- */
-export function decodeTreeUntil(store: OramaIndexStore, prop: string, until: number): boolean {
-  const entry = store.indexes[prop] as { node: unknown };
-  const saved = entry.node;
-  if (!(saved instanceof SavedTree)) return true;
-  try {
-    if (!saved.partial) {
-      const json = unpack(saved.bytes) as SavedNode;
-      const tree = new radix.RadixTree();
-      tree.w = json.w;
-      tree.s = json.s;
-      tree.e = json.e;
-      tree.k = json.k;
-      tree.d = new Set(json.d as never[]);
-      saved.partial = { tree, todo: [[json, tree]] };
-    }
-    const { tree, todo } = saved.partial;
-    for (let n = 0; todo.length > 0; n++) {
-      if ((n & 63) === 63 && performance.now() >= until) return false;
-      const [json, node] = todo.pop()!;
-      node.c = new Map();
-      for (const [key, childJson] of json.c ?? []) {
-        const child = new radix.RadixNode(childJson.k, childJson.s, childJson.e);
-        child.w = childJson.w;
-        child.d = new Set(childJson.d as never[]);
-        node.c.set(key, child);
-        todo.push([childJson, child]);
-      }
-    }
-    entry.node = tree;
-  } catch {
-    // A signed cache whose tree does not decode is a bug: the same words, from the field's terms.
-    const s = (store as Bm25fIndexStore).bm25f;
-    const tree = new radix.RadixTree();
-    for (const term of s.fields[s.fieldNames.indexOf(prop)].vocabulary()) tree.insert(term, 0);
-    entry.node = tree;
-  }
-  return true;
-}
-
-/**
- * The radix tree of a text field, decoded first (or the rest of it) if it is still as the cache held it.
- * A tree that does not decode is made again from the field's terms (the same words; a cache is signed,
- * so this is a bug's fallback, never a trusted input).
+ * The radix tree of a text field, decoded first if it is still as the cache held it. A tree that does
+ * not decode is made again from the field's terms (the same words; a cache is signed, so this is a bug's
+ * fallback, never a trusted input).
  */
 export function fieldTree(store: OramaIndexStore, prop: string): radix.RadixTree {
-  decodeTreeUntil(store, prop, Infinity);
-  return (store.indexes[prop] as { node: unknown }).node as radix.RadixTree;
+  const entry = store.indexes[prop] as { node: unknown };
+  if (entry.node instanceof SavedTree) {
+    let tree: radix.RadixTree;
+    try {
+      tree = radix.RadixTree.fromJSON(unpack(entry.node.bytes) as never);
+    } catch {
+      const s = (store as Bm25fIndexStore).bm25f;
+      tree = new radix.RadixTree();
+      for (const term of s.fields[s.fieldNames.indexOf(prop)].vocabulary()) tree.insert(term, 0);
+    }
+    entry.node = tree;
+  }
+  return entry.node as radix.RadixTree;
 }
 
 /**
