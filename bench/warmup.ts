@@ -10,7 +10,9 @@
  *
  * Prints one JSON object: each round's first / settled p50 and p95, in wall time and in the process's CPU
  * time (ms; CPU does not count waiting for a core on a shared machine), their ratios, the first pass's
- * slowest queries (`index:cpu ms`), and the medians. Diagnosis options: `--settle-first` (wait for the
+ * slowest queries (`index:cpu ms`), and the medians. `first_queued` / `settled_queued`: p95 and max of each
+ * query's time from being queued to its answer, which also counts its wait for the background slices queued
+ * before it (the figures above start when the query does; a request arriving mid-slice waits). Diagnosis options: `--settle-first` (wait for the
  * background preparation before the first pass too), `--prewarm N` (N other searches before it).
  */
 import { execFileSync } from 'node:child_process';
@@ -61,7 +63,9 @@ async function child(dir: string): Promise<void> {
   const pass = async () => {
     const times: number[] = [];
     const cpu: number[] = [];
+    const queued: number[] = [];
     for (const q of queries) {
+      const asked = performance.now();
       // A request of its own: what the event loop has queued (background slices) runs first.
       await new Promise((resolve) => setImmediate(resolve));
       const c = process.cpuUsage();
@@ -70,8 +74,9 @@ async function child(dir: string): Promise<void> {
       times.push(performance.now() - t);
       const d = process.cpuUsage(c);
       cpu.push((d.user + d.system) / 1000);
+      queued.push(performance.now() - asked);
     }
-    return { times, cpu };
+    return { times, cpu, queued };
   };
   if (args['settle-first']) await service.index.warmedUp();
   await new Promise((resolve) => setTimeout(resolve, Number(args['gap-ms'])));
@@ -108,6 +113,11 @@ async function child(dir: string): Promise<void> {
         .map(([i, c]) => `${i}:${c.toFixed(1)}`)
         .join(' '),
       waited_after_first_ms: Math.round(waited),
+      first_queued: { p95: round2(percentile(first.queued, 95)), max: round2(Math.max(...first.queued)) },
+      settled_queued: {
+        p95: round2(percentile(settled.queued, 95)),
+        max: round2(Math.max(...settled.queued)),
+      },
     }) + '\n',
   );
 }

@@ -9,6 +9,8 @@ import { l2normalize } from '../src/embeddings/vector.js';
 import type { Embedder } from '../src/embeddings/types.js';
 import { OramaSearchService } from '../src/search/orama-search-service.js';
 import type { SearchDocument, SearchQuery } from '../src/search/types.js';
+import { closeBacklog, openBacklog } from '../src/service/open-backlog.js';
+import { tempBacklog } from './helpers.js';
 
 const topics = ['login', 'board', 'export', 'sync', 'cache', 'windows', 'report', 'search', 'token', 'theme'];
 const docs: SearchDocument[] = Array.from({ length: 60 }, (_, i) => ({
@@ -48,6 +50,22 @@ describe('the rehearsal after a build', () => {
     expect(JSON.stringify(later)).toBe(JSON.stringify(first));
     expect(JSON.stringify(never)).toBe(JSON.stringify(first));
     expect(first[0].results.length).toBeGreaterThan(0);
+  });
+
+  test("a service's rehearsal takes the request path a caller's search takes, in bm25", async () => {
+    // The options read and checked (plain-options.ts, checkSearch) and the response made: code every
+    // request runs, compiled by the rehearsal too (bench/warmup.ts, branch first350b).
+    const { dir, cleanup } = await tempBacklog();
+    try {
+      const service = await openBacklog({ dir, cacheDir: false, embeddings: 'none', watch: false });
+      const requests = vi.spyOn(service, 'searchUnified');
+      await service.index.warmedUp();
+      expect(requests.mock.calls.length).toBeGreaterThanOrEqual(10);
+      for (const [, options] of requests.mock.calls) expect(options).toEqual({ limit: 20, mode: 'bm25' });
+      await closeBacklog(service);
+    } finally {
+      await cleanup();
+    }
   });
 
   test('does not run without background work (one-shot commands)', async () => {

@@ -96,6 +96,12 @@ export interface OramaSearchServiceOptions {
    * cache keeps every body for the next process, without the warm-up searches and proximity filters).
    */
   saveEveryBody?: boolean;
+  /**
+   * How the rehearsal runs one of its searches (bm25, 20 results): by default `query`; a service passes
+   * its own request path (BacklogService.searchUnified), so that the options' reading and checks a real
+   * request goes through are compiled too, not only the search.
+   */
+  rehearse?: (text: string) => Promise<unknown>;
 }
 
 /** A restore put off until something reads the index (see restoreLater). */
@@ -132,6 +138,7 @@ export class OramaSearchService implements SearchEngine {
   private readonly hybridSettings: HybridSettings;
   private vectors: VectorRetriever | undefined;
   private readonly neighbors: (() => Neighbors) | undefined;
+  private readonly rehearseOne: (text: string) => Promise<unknown>;
 
   get capabilities(): EngineCapabilities {
     return {
@@ -162,6 +169,20 @@ export class OramaSearchService implements SearchEngine {
     };
     this.vectors = options.vectors;
     this.neighbors = options.neighbors;
+    this.rehearseOne =
+      options.rehearse ??
+      ((text) =>
+        this.query({
+          text,
+          matchMode: 'simple',
+          filters: {},
+          sort: 'relevant',
+          conjunctive: false,
+          mode: 'bm25',
+          limit: 20,
+          offset: 0,
+          includeScores: false,
+        }));
   }
 
   // ----- The index: documents in, documents out.
@@ -392,17 +413,7 @@ export class OramaSearchService implements SearchEngine {
     this.rehearsal.start(() => {
       const until = performance.now() + REHEARSAL_SLICE_MS;
       while (next < texts.length && performance.now() < until)
-        void this.query({
-          text: texts[next++],
-          matchMode: 'simple',
-          filters: {},
-          sort: 'relevant',
-          conjunctive: false,
-          mode: 'bm25',
-          limit: 20,
-          offset: 0,
-          includeScores: false,
-        }).catch(() => undefined);
+        void this.rehearseOne(texts[next++]).catch(() => undefined);
       return next >= texts.length;
     });
   }

@@ -132,6 +132,8 @@ export class BacklogService {
       neighbors: () => this.store.linkGraph(),
       background: options.background,
       saveEveryBody: options.saveEveryBody,
+      // The whole request path, as a caller's search takes it (bm25: the rehearsal never embeds).
+      rehearse: (text) => this.searchUnified(text, { limit: 20, mode: 'bm25' }),
     });
     this.indexer = new Indexer({
       dir: this.dir,
