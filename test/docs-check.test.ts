@@ -24,6 +24,7 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--max-semi-space-size',
     '--min-semi-space-size',
     '--import',
+    '--require',
     '--trace-gc',
     '--trace-gc-nvp',
     '--trace-incremental-marking',
@@ -45,6 +46,7 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
   'backlog (Backlog.md CLI)': ['--draft'],
   chromium: ['--headless', '--no-sandbox', '--disable-gpu'],
   git: ['--depth', '--detach'],
+  'valgrind --tool=callgrind': ['--tool', '--separate-threads', '--callgrind-out-file'],
   // docs/devset.md quotes it as the text of a query about another project's flag.
   'a dev-set query': ['--append-plan'],
   // Scripts retired from bench/ whose commands the docs keep with their figures (docs/ablation.md:
