@@ -31,11 +31,12 @@ async function until(done: () => boolean, ms: number): Promise<boolean> {
   return done();
 }
 
-describe.skipIf(!existsSync('/proc/self/fd'))('the persisted index file of a long-lived process', () => {
-  // The Backlog.md folder's cache (13 MB) is more than a server's background reads of it; the demo's is not.
-  it(
-    'is closed once the background work is done, and on close()',
-    async () => {
+// The Backlog.md folder's cache (13 MB) is more than an open reads at once; the small excerpt's (when
+// ../shared is absent) is read whole by the open, so it has no descriptor left to count.
+describe.skipIf(!existsSync('/proc/self/fd') || !HAS_BACKLOG_MD_FULL)(
+  'the persisted index file of a long-lived process',
+  () => {
+    it('is closed once the background work is done, and on close()', async () => {
       const { dir, cleanup } = await tempBacklog(BACKLOG_MD_DIR);
       const cache = join(dir, '.cache', 'index.bin');
       try {
@@ -60,7 +61,6 @@ describe.skipIf(!existsSync('/proc/self/fd'))('the persisted index file of a lon
       } finally {
         await cleanup();
       }
-    },
-    HAS_BACKLOG_MD_FULL ? 120_000 : 30_000,
-  );
-});
+    }, 120_000);
+  },
+);
