@@ -50,6 +50,20 @@ class ChildTransport implements Transport {
   }
 }
 
+/** `backlog-search mcp --dir <dir>` with the bundled model, its stderr collected, its exit awaited. */
+function startServer(dir: string): { child: ChildProcess; exited: Promise<void>; stderr: () => string } {
+  const [command, args] = cliArgs(['mcp', '--dir', dir]);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, BACKLOG_EMBEDDINGS: 'bundled' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, exited, stderr: () => stderr };
+}
+
 /** About 55 words: with its title, one chunk of the bundled model (70 words, ~100 tokens). */
 const body = (i: number) =>
   `Case ${i}: ` +
@@ -74,15 +88,9 @@ describe('MCP over stdio: exit while the initial embedding runs', () => {
         `---\nid: ${id}\ntitle: Case ${i}\ntype: task\nstatus: open\n---\n\n${body(i)}\n`,
       );
     }
-    const [command, args] = cliArgs(['mcp', '--dir', dir]);
-    const child = spawn(command, args, {
-      cwd: ROOT,
-      env: { ...process.env, BACKLOG_EMBEDDINGS: 'bundled' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const { child, exited, stderr: output } = startServer(dir);
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stderr!.on('data', () => (stderr = output()));
     let embedded = 0;
     try {
       const client = new Client({ name: 'exit-test', version: '1.0.0' });
@@ -141,15 +149,9 @@ describe('MCP over stdio: exit while the initial embedding runs', () => {
           join(dir, 'tasks', `TASK-${i + 1}-case.md`),
           `---\nid: TASK-${i + 1}\ntitle: Case ${i}\ntype: task\nstatus: open\n---\n\n${body(i)}\n`,
         );
-      const [command, args] = cliArgs(['mcp', '--dir', dir]);
-      const child = spawn(command, args, {
-        cwd: ROOT,
-        env: { ...process.env, BACKLOG_EMBEDDINGS: 'bundled' },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      const { child, exited, stderr: output } = startServer(dir);
       let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.stderr!.on('data', () => (stderr = output()));
       try {
         const client = new Client({ name: 'exit-test', version: '1.0.0' });
         await client.connect(new ChildTransport(child));
