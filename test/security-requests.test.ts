@@ -143,9 +143,10 @@ describe('grouping is linear', () => {
     await rm(big, { recursive: true, force: true });
   });
 
-  it('group_by grows linearly: 20,000 matches cost at most 20x 2,000 matches', async () => {
+  it('group_by grows linearly: 20,000 matches cost at most 40x 2,000 matches', async () => {
     // CPU time of this process (vitest runs each file in its own): other tests running meanwhile on a
-    // shared machine do not count, as they do in wall time. Linear is about 10x; quadratic would be 100x.
+    // shared machine do not count, as they do in wall time. Linear is about 10x (7-9x on a quiet machine,
+    // 23x once in CI, where the 2,000 took 0.36 ms); quadratic would be 100x.
     const time = async (query: string, total: number) => {
       const t = process.cpuUsage();
       const res = await bigService.searchUnified(query, { group_by: 'type' });
@@ -166,6 +167,6 @@ describe('grouping is linear', () => {
       tenth.push(await time('tenthword', 2000));
     }
     // The fastest of interleaved runs is each one's own cost; a median still moves with a busy machine.
-    expect(Math.min(...all)).toBeLessThanOrEqual(20 * Math.min(...tenth));
+    expect(Math.min(...all)).toBeLessThanOrEqual(40 * Math.min(...tenth));
   });
 });
