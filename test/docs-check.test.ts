@@ -52,6 +52,8 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
   // Scripts retired from bench/ whose commands the docs keep with their figures (docs/ablation.md:
   // "removed after <commit>"); flags the kept scripts also read need no entry.
   'bench/mcp-exit.ts (removed after c5d9f3f)': ['--delay'],
+  'bench/build-stalls.ts (removed after 32c034c)': ['--seconds', '--src'],
+  'bench/cache-save.ts (removed after 32c034c)': ['--base-ref', '--encoding'],
 };
 
 /** Flags the scripts in bench/ read: every `--name` their TypeScript sources spell. */
