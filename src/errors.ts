@@ -109,6 +109,26 @@ export const errors = {
     new BacklogError('INTERNAL', message, 'This is a bug; run `backlog-search diagnostics` and report it.'),
 };
 
+/**
+ * A one-shot's persisted index turned out malformed while a command read it (a bug or a version skew: the
+ * file is signed); the cache was deleted, so the command run again reads the files (the CLI does).
+ */
+export function cacheDropped(why: string): BacklogError {
+  return new BacklogError(
+    'INTERNAL',
+    `${why}; it was deleted: run the command again (the files are read then)`,
+    'The persisted index (.cache/) was written wrong, a bug: the next command rebuilds it from the files.',
+    { cache_rebuilt: why },
+  );
+}
+
+/** The reason when `err` is cacheDropped's, else undefined. */
+export function droppedCacheReason(err: unknown): string | undefined {
+  return isBacklogError(err) && typeof err.details.cache_rebuilt === 'string'
+    ? err.details.cache_rebuilt
+    : undefined;
+}
+
 export function isBacklogError(value: unknown): value is BacklogError {
   return value instanceof BacklogError;
 }

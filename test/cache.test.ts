@@ -38,7 +38,7 @@ import {
 } from '../src/service/index-cache.js';
 import { pack, unpack } from '../src/search/packed.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
-import { tempBacklog } from './helpers.js';
+import { runCli, tempBacklog } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -79,15 +79,64 @@ async function rewriteSection(name: string, edit: (bytes: Buffer) => Uint8Array)
   const text = Buffer.from(json + ' '.repeat((8 - ((4 + json.length) % 8)) % 8));
   const length = Buffer.alloc(4);
   length.writeUInt32LE(text.length);
-  const newBody = Buffer.concat([length, text, ...parts]);
+  await writeSigned(bytes.subarray(0, 8), Buffer.concat([length, text, ...parts]), { stamp: true });
+}
+
+/** The version a service with the default settings writes its cache under. */
+const defaultVersion = () =>
+  serviceCacheVersion(new OramaSearchService().settings, DEFAULT_LIMITS.maxWordsPerFile, 'native');
+
+/**
+ * Writes `body` as the cache file after `magic`, signed with this user's key as a bug (not an attacker, who
+ * has no key) could write it; with `stamp`, stamped too (then read when first needed, unchecked whole).
+ */
+async function writeSigned(
+  magic: Uint8Array,
+  body: Uint8Array,
+  { stamp }: { stamp: boolean },
+): Promise<void> {
   const key = await readFile(cacheKeyPath());
-  const signed = Buffer.concat([
-    bytes.subarray(0, 8),
-    createHmac('sha256', key).update(newBody).digest(),
-    newBody,
-  ]);
+  const signed = Buffer.concat([magic, createHmac('sha256', key).update(body).digest(), body]);
   await writeFile(cacheFile(), signed);
-  await stampSignedFile(cacheFile(), await stat(cacheFile(), { bigint: true }), signed.subarray(8, 40));
+  if (stamp)
+    await stampSignedFile(cacheFile(), await stat(cacheFile(), { bigint: true }), signed.subarray(8, 40));
+}
+
+/**
+ * One task's bytes in the cache no longer its columns' (its id spelled otherwise), signed and stamped as a
+ * bug could write them: a task that a search for `sync` (with or without a status filter) does not show,
+ * nor anything under it. Its id and the item as `cold` has it.
+ */
+async function malformOneItem(cold: BacklogService): Promise<{ victimId: string; victim: unknown }> {
+  const shown = new Set(
+    (
+      await Promise.all(
+        [{}, { status: ['Open', 'done'] }].map((o) => cold.searchUnified('sync', { limit: 5, ...o })),
+      )
+    ).flatMap((r) => r.results.map((x) => x.id)),
+  );
+  const victimId = cold
+    .ids()
+    .find((id) => /^TASK-\d+$/.test(id) && !shown.has(id) && !cold.children(id).length)!;
+  await rewriteSection('items', (bytes) => {
+    const text = Buffer.from(bytes);
+    const at = text.indexOf(`"id":"${victimId}"`);
+    expect(at).toBeGreaterThan(0);
+    text.write(`"id":"${victimId.slice(0, -1)}X"`, at, 'latin1');
+    return text;
+  });
+  return { victimId, victim: cold.get(victimId) };
+}
+
+/** The cache file's index section (index-cache.ts layout), a view of `bytes`. */
+function indexSection(bytes: Buffer): Buffer {
+  const body = bytes.subarray(40);
+  const headerLength = body.readUInt32LE(0);
+  const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
+    sections: [string, number][];
+  };
+  expect(header.sections[0][0]).toBe('index');
+  return body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
 }
 
 describe('persisted index', () => {
@@ -235,16 +284,8 @@ describe('persisted index', () => {
 
   it('a signed cache whose sections do not add up is refused and rebuilt, never read past its end', async () => {
     const cold = await open();
-    const version = serviceCacheVersion(
-      new OramaSearchService().settings,
-      DEFAULT_LIMITS.maxWordsPerFile,
-      'native',
-    );
+    const version = defaultVersion();
     const good = await readFile(cacheFile());
-    const key = await readFile(cacheKeyPath());
-    // Signed with this user's key, as a bug (not an attacker, who has no key) could write it.
-    const resigned = (body: Buffer) =>
-      Buffer.concat([good.subarray(0, 8), createHmac('sha256', key).update(body).digest(), body]);
     const body = good.subarray(40);
     const headerLength = body.readUInt32LE(0);
     const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
@@ -260,7 +301,7 @@ describe('persisted index', () => {
       Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0x7f]), body.subarray(4)]),
     ];
     for (const tampered of bad) {
-      await writeFile(cacheFile(), resigned(tampered));
+      await writeSigned(good.subarray(0, 8), tampered, { stamp: false });
       expect(await readIndexCache(cacheFile(), version)).toMatchObject({
         reason: expect.stringMatching(/unreadable/),
       });
@@ -273,30 +314,21 @@ describe('persisted index', () => {
   it('postings or a term order read in place that name no document or term, or out of order, are refused and rebuilt', async () => {
     const cold = await open();
     const good = await readFile(cacheFile());
-    const key = await readFile(cacheKeyPath());
     for (const [name, doc, part] of [
       ['a document past the last', 1_000_000, 'postings'],
       ['a negative document (out of order)', -5, 'postings'],
       ['a term order naming no term (the dictionary is searched by it)', 1_000_000, 'sorted'],
     ] as const) {
       const bytes = Buffer.from(good);
-      const body = bytes.subarray(40);
-      const headerLength = body.readUInt32LE(0);
-      const header = JSON.parse(body.subarray(4, 4 + headerLength).toString()) as {
-        sections: [string, number][];
-      };
-      expect(header.sections[0][0]).toBe('index');
-      const index = body.subarray(4 + headerLength, 4 + headerLength + header.sections[0][1]);
       // The leaves are views of `bytes`: the body field's postings, changed where they lie.
-      const saved = unpack((unpack(index) as { lexical: Uint8Array }).lexical) as {
+      const saved = unpack((unpack(indexSection(bytes)) as { lexical: Uint8Array }).lexical) as {
         index: { bm25f: { fieldNames: string[]; fields: Record<typeof part, Uint8Array>[] } };
       };
       const { fieldNames, fields } = saved.index.bm25f;
       const postings = fields[fieldNames.indexOf('body')][part];
       const view = new DataView(postings.buffer, postings.byteOffset, postings.byteLength);
       view.setInt32(0, doc, true); // the first pair's document, or the first term in order
-      createHmac('sha256', key).update(body).digest().copy(bytes, 8);
-      await writeFile(cacheFile(), bytes);
+      await writeSigned(bytes.subarray(0, 8), bytes.subarray(40), { stamp: false });
       const rebuilt = await open();
       expect(rebuilt.cacheStatus().used, name).toBe(false);
       expect(JSON.stringify(rebuilt.diagnostics())).toContain('cache_rebuilt');
@@ -308,11 +340,7 @@ describe('persisted index', () => {
     const cold = await open();
     const read = await readSignedFile(cacheFile());
     expect(read).toMatchObject({ checked: 'stamp' });
-    const version = serviceCacheVersion(
-      new OramaSearchService().settings,
-      DEFAULT_LIMITS.maxWordsPerFile,
-      'native',
-    );
+    const version = defaultVersion();
     const cached = await readIndexCache(cacheFile(), version);
     if (!('snapshot' in cached)) throw new Error('no snapshot');
     // The index's JSON is read, its postings and sequences are not (nor the bodies).
@@ -326,24 +354,56 @@ describe('persisted index', () => {
     // Every posting of the body field made malformed (documents -1: out of order), signed and stamped
     // as a bug could write them: the first query that reads one falls back, with the same answers.
     const bytes = await readFile(cacheFile());
-    const body = bytes.subarray(40);
-    const headerLength = body.readUInt32LE(0);
-    const index = body.subarray(4 + headerLength);
-    const saved = unpack((unpack(index) as { lexical: Uint8Array }).lexical) as {
+    const saved = unpack((unpack(indexSection(bytes)) as { lexical: Uint8Array }).lexical) as {
       index: { bm25f: { fieldNames: string[]; fields: { postings: Uint8Array }[] } };
     };
     const { fieldNames, fields } = saved.index.bm25f;
     fields[fieldNames.indexOf('body')].postings.fill(0xff);
-    const key = await readFile(cacheKeyPath());
-    createHmac('sha256', key).update(body).digest().copy(bytes, 8);
-    await writeFile(cacheFile(), bytes);
-    await stampSignedFile(cacheFile(), await stat(cacheFile(), { bigint: true }), bytes.subarray(8, 40));
+    await writeSigned(bytes.subarray(0, 8), bytes.subarray(40), { stamp: true });
     expect(await readSignedFile(cacheFile())).toMatchObject({ checked: 'stamp' });
     const fallen = await oneShot();
     for (const q of QUERIES) expect(await ids(fallen, q), q).toEqual(await ids(cold, q));
     expect(JSON.stringify(fallen.diagnostics())).toContain('cache_rebuilt');
     // Dropped: the next start rebuilds it from the files.
     expect(existsSync(cacheFile())).toBe(false);
+  });
+
+  it('stored documents or a filter tree that do not decode build the index from the items, in a one-shot and a server', async () => {
+    const cold = await open();
+    const good = await readFile(cacheFile());
+    // Reads that decode them: a status filter, sorting by date, a listing by status.
+    const answers = async (s: BacklogService) =>
+      JSON.stringify([
+        (await s.searchUnified('sync', { status: ['Open', 'done'], limit: 5 })).results,
+        (await s.searchUnified('login', { sort: 'recent', limit: 5 })).results,
+        s.list({ status: 'done', limit: 20 }).results.map((r) => r.id),
+      ]);
+    const want = await answers(cold);
+    type Saved = { docs: { docs: Uint8Array }; index: { indexes: Record<string, { node: Uint8Array }> } };
+    for (const [part, leaf] of [
+      ['stored documents', (saved: Saved) => saved.docs.docs],
+      ['a filter tree', (saved: Saved) => saved.index.indexes.status_key.node],
+    ] as const) {
+      for (const background of [false, true]) {
+        const bytes = Buffer.from(good);
+        // A view of `bytes`: '{' in every byte is JSON that does not parse.
+        leaf(unpack((unpack(indexSection(bytes)) as { lexical: Uint8Array }).lexical) as Saved).fill(0x7b);
+        await writeSigned(bytes.subarray(0, 8), bytes.subarray(40), { stamp: true });
+        const s = await openBacklog({ dir, background, embeddings: 'none' });
+        expect(await answers(s), `${part}, background ${background}`).toBe(want);
+        // A change to the index reads all of it first (a file applied again, as a watcher does).
+        await s.applyFile(cold.get('TASK-0012').path);
+        expect(await answers(s), `${part}, background ${background}, changed`).toBe(want);
+        expect(JSON.stringify(s.diagnostics()), part).toContain('cache_rebuilt');
+        await s.flush();
+        await s.close();
+        // Dropped, or written again from the items: the next start does not meet the bad bytes.
+        const next = await openBacklog({ dir, background: false, embeddings: 'none' });
+        expect(await answers(next)).toBe(want);
+        expect(JSON.stringify(next.diagnostics())).not.toContain('cache_rebuilt');
+        await next.close();
+      }
+    }
   });
 
   it('a cache read early on libuv threads (prefetchSignedFile) is checked the same way', async () => {
@@ -493,11 +553,7 @@ describe('persisted index', () => {
 
   it('a one-shot restores the index when first read; a bad one is built from the items and the cache dropped', async () => {
     const cold = await open();
-    const version = serviceCacheVersion(
-      new OramaSearchService().settings,
-      DEFAULT_LIMITS.maxWordsPerFile,
-      'native',
-    );
+    const version = defaultVersion();
     const read = await readIndexCache(cacheFile(), version);
     if (!('snapshot' in read)) throw new Error(read.reason);
     const oneShot = await open({ background: false });
@@ -519,7 +575,7 @@ describe('persisted index', () => {
     expect((await open({ background: false })).cacheStatus().used).toBe(true);
   });
 
-  it('a one-shot reads the cached items it shows, each when first asked for; a malformed one fails its command and drops the cache', async () => {
+  it('a one-shot reads the cached items it shows, each when first asked for; a malformed one fails a lookup, is read from the files by a search, and drops the cache', async () => {
     const cold = await open();
     const oneShot = () => openBacklog({ dir, background: false, embeddings: 'none' });
     const search = async (s: BacklogService, q: string) =>
@@ -530,26 +586,7 @@ describe('persisted index', () => {
     expect(first.list({ limit: 50 })).toEqual(cold.list({ limit: 50 }));
     expect(first.getMetadata('TASK-0012').links).toEqual(cold.getMetadata('TASK-0012').links);
 
-    // One item's bytes no longer its columns' (its id spelled otherwise), signed and stamped as a bug
-    // could write them. A search that does not show it (nor anything under it) never reads it.
-    const shown = new Set(
-      (
-        await Promise.all(
-          [{}, { status: ['Open', 'done'] }].map((o) => cold.searchUnified('sync', { limit: 5, ...o })),
-        )
-      ).flatMap((r) => r.results.map((x) => x.id)),
-    );
-    const victimId = cold
-      .ids()
-      .find((id) => /^TASK-\d+$/.test(id) && !shown.has(id) && !cold.children(id).length)!;
-    const victim = cold.get(victimId);
-    await rewriteSection('items', (bytes) => {
-      const text = Buffer.from(bytes);
-      const at = text.indexOf(`"id":"${victimId}"`);
-      expect(at).toBeGreaterThan(0);
-      text.write(`"id":"${victimId.slice(0, -1)}X"`, at, 'latin1');
-      return text;
-    });
+    const { victimId, victim } = await malformOneItem(cold);
     const lazy = await oneShot();
     expect(await search(lazy, 'sync')).toBe(await search(cold, 'sync'));
     // A status filter's vocabulary comes from the status column, not from every item.
@@ -560,21 +597,62 @@ describe('persisted index', () => {
     expect(await filtered(lazy)).toBe(await filtered(cold));
     expect(lazy.cacheStatus().used).toBe(true);
     expect(existsSync(cacheFile())).toBe(true);
-    // Asked for, it is checked and refused: the command fails (not a wrong item) and the cache is dropped.
-    expect(() => lazy.get(victimId)).toThrow(/malformed/);
+    // Asked for, it is checked and refused: the lookup fails (not a wrong item), saying so (the CLI then runs
+    // the command again), and the cache is dropped.
+    expect(() => lazy.get(victimId)).toThrow(
+      expect.objectContaining({
+        code: 'INTERNAL',
+        details: { cache_rebuilt: expect.stringMatching(/malformed/) },
+      }),
+    );
     expect(existsSync(cacheFile())).toBe(false);
     const rebuilt = await oneShot();
     expect(rebuilt.cacheStatus().used).toBe(false);
     expect(rebuilt.get(victimId)).toEqual(victim);
+
+    // A search that shows it reads the files instead, and answers as from them, reported.
+    await rebuilt.flush();
+    expect((await malformOneItem(cold)).victimId).toBe(victimId);
+    const searching = await oneShot();
+    const title = (victim as { title: string }).title;
+    expect(await search(searching, title)).toBe(await search(cold, title));
+    expect(JSON.parse(await search(searching, title))[0].id).toBe(victimId);
+    expect(JSON.stringify(searching.diagnostics())).toMatch(/cache_rebuilt.*malformed/);
+  });
+
+  it('a one-shot command whose cached item turns out malformed answers from the files, reported as cache_rebuilt', async () => {
+    const cold = await open();
+    const { victimId, victim } = await malformOneItem(cold);
+    const got = await runCli(['--dir', dir, 'get', victimId, '--json']);
+    expect(got.stderr).toMatch(/warning cache_rebuilt: .*malformed.*rebuilt from the files/);
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout)).toEqual(JSON.parse(JSON.stringify(victim)));
+    // The run from the files wrote the cache again, whole: the next one-shot uses it.
+    const next = await openBacklog({ dir, background: false, embeddings: 'none' });
+    expect(next.cacheStatus().used).toBe(true);
+    expect(next.get(victimId)).toEqual(victim);
+
+    // A search that shows it: the service reads the files (the library test above), the command answers.
+    await malformOneItem(cold);
+    const query = `${victim && (victim as { title: string }).title}`;
+    const found = await runCli(['--dir', dir, 'search', query, '--json', '-n', '3', '--no-server']);
+    expect(found.code, found.stderr).toBe(0);
+    expect((JSON.parse(found.stdout) as { results: { id: string }[] }).results[0].id).toBe(victimId);
+    const after = await openBacklog({ dir, background: false, embeddings: 'none' });
+    expect(after.cacheStatus().used).toBe(true);
+    expect(after.get(victimId)).toEqual(victim);
+
+    // A long-lived process reads every item when it starts: refused there, rebuilt from the files.
+    await malformOneItem(cold);
+    const served = await open();
+    expect(served.cacheStatus().used).toBe(false);
+    expect(JSON.stringify(served.diagnostics())).toMatch(/cache_rebuilt.*malformed/);
+    expect(served.get(victimId)).toEqual(victim);
   });
 
   it('an item table whose ends or columns do not add up is refused and rebuilt', async () => {
     const cold = await open();
-    const version = serviceCacheVersion(
-      new OramaSearchService().settings,
-      DEFAULT_LIMITS.maxWordsPerFile,
-      'native',
-    );
+    const version = defaultVersion();
     const good = await readFile(cacheFile());
     const breaks: [string, (meta: Record<string, unknown>) => void][] = [
       ['ends out of order', (m) => void (m.itemEnds as number[]).reverse()],
@@ -613,11 +691,7 @@ describe('persisted index', () => {
   });
 
   it('a one-shot that builds saves only the bodies it prepared; the next long-lived start saves them all', async () => {
-    const version = serviceCacheVersion(
-      new OramaSearchService().settings,
-      DEFAULT_LIMITS.maxWordsPerFile,
-      'native',
-    );
+    const version = defaultVersion();
     const savedTable = async () => {
       const read = await readIndexCache(cacheFile(), version);
       if (!('snapshot' in read)) throw new Error(read.reason);

@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { isBacklogError, BacklogError } from '../errors.js';
+import { isBacklogError, BacklogError, droppedCacheReason } from '../errors.js';
 import type { EmbeddingProvider } from '../embeddings/types.js';
 import type { OpenBacklogOptions } from '../service/open-backlog.js';
 import type { BacklogService } from '../service/backlog-service.js';
@@ -735,10 +735,22 @@ function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
 export async function main(argv = process.argv): Promise<void> {
   exitQuietlyOnClosedPipe(process.stdout);
   exitQuietlyOnClosedPipe(process.stderr);
-  const program = buildProgram();
   const json = argv.includes('--json');
   try {
-    await program.parseAsync(argv);
+    try {
+      await buildProgram().parseAsync(argv);
+    } catch (err) {
+      const why = droppedCacheReason(err);
+      if (why === undefined) throw err;
+      // The persisted index was deleted: the command once more, from the files (nothing was printed yet:
+      // a command prints once it has its answer).
+      earlyStart?.dropEarlyPool();
+      await Promise.all(oneShots.splice(0).map((s) => s.close().catch(() => undefined)));
+      process.stderr.write(
+        `warning cache_rebuilt: persisted index not used: ${why}; rebuilt from the files\n`,
+      );
+      await buildProgram().parseAsync(argv);
+    }
     await Promise.all(oneShots.map((s) => s.close()));
   } catch (err) {
     // What a failed command opened is closed: a model still loading for it would hold the exit.

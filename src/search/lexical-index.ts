@@ -281,6 +281,15 @@ export class LexicalIndex {
     for (const field of this.store.bm25f.fields) field.readAll();
   }
 
+  /**
+   * Decodes the stored documents and filter trees a restore left as bytes (orama-components.ts), which a
+   * change decodes anyway; throws a damaged part's error when one does not decode.
+   */
+  decodeSaved(): void {
+    void (this.db.data.docs as { docs?: unknown }).docs;
+    for (const index of Object.values(this.store.indexes)) void (index as { node?: unknown }).node;
+  }
+
   /** Replaces the whole index with `docs`, yielding to the event loop between batches. */
   async build(
     docs: Iterable<SearchDocument>,

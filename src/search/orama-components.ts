@@ -98,13 +98,22 @@ function pendingBytes(obj: object): Uint8Array | undefined {
   return pending.get(obj);
 }
 
-/** A restored part that does not decode: the file is signed, so this is a bug, reported as one. */
+/**
+ * A restored part that does not decode: the file is signed, so this is a bug. The index is then built from
+ * the restore's documents when it still has them (OramaSearchService.fallBack), else reported as a bug.
+ */
 function damaged(part: string): BacklogError {
   return new BacklogError(
     'INTERNAL',
     `the persisted index's ${part} did not decode`,
     'delete the .cache folder of the backlog: the next start reads the files again',
+    { damaged: part },
   );
+}
+
+/** Whether `err` is a restored part that did not decode (damaged). */
+export function isDamagedPart(err: unknown): boolean {
+  return err instanceof BacklogError && typeof err.details.damaged === 'string';
 }
 
 type DocumentsStore = ReturnType<typeof oramaDocuments.create> & { ids?: Int32Array };

@@ -20,6 +20,7 @@ import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
 import type { RoutableDocument } from './id-routing.js';
 import { pack, unpack, Unread } from './packed.js';
+import { isDamagedPart } from './orama-components.js';
 import { UnreadableBytes } from '../storage/unread-bytes.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
@@ -237,10 +238,16 @@ export class OramaSearchService implements SearchEngine {
     return this.lexical.remove(id);
   }
 
-  /** Before the first change to a restored index: the rest of its bytes read and checked (or the fallback). */
+  /**
+   * Before the first change to a restored index: the rest of its bytes read and checked, its saved parts
+   * decoded (or the fallback).
+   */
   private readRestored(): void {
     if (!this.restoredFrom) return;
-    this.orFallBack(() => this.lexicalIndex.readAll());
+    this.orFallBack(() => {
+      this.lexicalIndex.readAll();
+      this.lexicalIndex.decodeSaved();
+    });
     this.restoredFrom = null;
   }
 
@@ -260,13 +267,13 @@ export class OramaSearchService implements SearchEngine {
   /** Builds the index from the last restore's documents when `err` is its bytes' fault; whether it did. */
   private fallBack(err: unknown): boolean {
     const from = this.restoredFrom;
-    if (!(err instanceof UnreadableBytes) || !from) return false;
+    if (!(err instanceof UnreadableBytes || isDamagedPart(err)) || !from) return false;
     this.restoredFrom = null;
     const docs = from.docs();
     this.resultStore.clear();
     for (const doc of docs) this.resultStore.put(doc);
     this.lexicalIndex.buildNow(docs);
-    from.unusable(err.message);
+    from.unusable((err as Error).message);
     return true;
   }
 

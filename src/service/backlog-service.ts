@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
-import { BacklogError, errors, isBacklogError } from '../errors.js';
+import { BacklogError, droppedCacheReason, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { OutsideStats } from '../search/score.js';
@@ -267,25 +267,36 @@ export class BacklogService {
     const started = performance.now();
     const opts = plain ?? parse!(input, SEARCH_KEYS);
     const text = this.checkSearch(opts);
-    const { mode, warnings, ...found } = await this.index.query({
-      text,
-      matchMode: opts.match_mode,
-      filters: filtersOf(opts),
-      sort: opts.sort,
-      conjunctive: opts.conjunctive,
-      mode: opts.mode,
-      limit: opts.limit,
-      offset: opts.offset,
-      groupBy: opts.group_by,
-      related: opts.include_related
-        ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
-        : undefined,
-      includeScores: opts.include_scores,
-      outside: internal.outside,
-      fixedShare: internal.fixedShare,
-      knownElsewhere: internal.knownElsewhere,
+    const ask = () =>
+      this.index.query({
+        text,
+        matchMode: opts.match_mode,
+        filters: filtersOf(opts),
+        sort: opts.sort,
+        conjunctive: opts.conjunctive,
+        mode: opts.mode,
+        limit: opts.limit,
+        offset: opts.offset,
+        groupBy: opts.group_by,
+        related: opts.include_related
+          ? { maxHops: opts.max_hops, relations: opts.relations ?? RELATIONS }
+          : undefined,
+        includeScores: opts.include_scores,
+        outside: internal.outside,
+        fixedShare: internal.fixedShare,
+        knownElsewhere: internal.knownElsewhere,
+      });
+    const answer = async () => {
+      const outcome = await ask();
+      if (opts.include_content) this.addContent(outcome.results);
+      return outcome;
+    };
+    const { mode, warnings, ...found } = await answer().catch(async (err: unknown) => {
+      if (droppedCacheReason(err) === undefined) throw err;
+      // A one-shot's cached item turned out malformed (the cache is dropped): the files read, asked again.
+      await this.indexer.reload(undefined, { rebuild: true });
+      return answer();
     });
-    if (opts.include_content) this.addContent(found.results);
     const response: SearchResponse = { ...found, query: text, search_mode: mode, took_ms: 0 };
     if (warnings.length) response.warnings = warnings;
     response.took_ms = Number((performance.now() - started).toFixed(2));
@@ -453,7 +464,8 @@ export class BacklogService {
       try {
         return { id: ref, status: 'ok', item: this.get(ref) };
       } catch (err) {
-        if (!isBacklogError(err)) throw err;
+        // A dropped cache fails the whole call: the command is run again from the files (cacheDropped).
+        if (!isBacklogError(err) || droppedCacheReason(err) !== undefined) throw err;
         return { id: ref, status: 'error', error: { code: err.code, message: err.message, hint: err.hint } };
       }
     });

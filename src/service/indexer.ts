@@ -7,7 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { SemanticSearch } from '../embeddings/semantic-search.js';
-import { errors } from '../errors.js';
+import { cacheDropped } from '../errors.js';
 import type { OramaSearchService } from '../search/orama-search-service.js';
 import { Background } from '../search/background.js';
 import {
@@ -243,7 +243,7 @@ export class Indexer {
       // Every item's path is a file the walk found (nothing removed): inside the root, not ignored.
       if (new Set(table.ids).size !== table.ids.length) return unusable('an item in it is malformed');
       // Each item read when first asked for, checked then: one that is not what it must be (a bug: the
-      // file is signed) fails the command that asked and drops the cache (the next start reads the files).
+      // file is signed) fails the lookup that asked and drops the cache; the CLI runs the command again.
       this.store.replaceLater({
         ids: table.ids,
         paths: table.paths,
@@ -257,9 +257,9 @@ export class Indexer {
           }
           if (item && isCachedItemShape(item)) return item;
           builtInstead(`item ${i} in it is malformed`);
-          throw errors.internal(
-            `the persisted index's item ${i} is malformed; it was deleted: run the command again (the files are read then)`,
-          );
+          // A lookup cannot read the files here (they are read asynchronously): the CLI runs its command
+          // again, from the files (cacheDropped).
+          throw cacheDropped(`the persisted index's item ${i} is malformed`);
         },
       });
       const docs = () => table.ids.map((id) => this.store.toSearchDocument(this.store.byId(id)!));

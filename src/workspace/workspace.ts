@@ -5,7 +5,7 @@
  * is the service's own, unchanged; with several, ids come back qualified (`demo:TASK-0001`) and every
  * result, item and write result carries `project`.
  */
-import { errors, isBacklogError } from '../errors.js';
+import { droppedCacheReason, errors, isBacklogError } from '../errors.js';
 import { parseRawQuery, positiveText } from '../search/query-parser.js';
 import type { RelatedResult, ResultGroup, SearchHit, SearchResult } from '../search/types.js';
 import {
@@ -587,7 +587,8 @@ export class Workspace implements WorkspaceScope {
       try {
         return { id: ref, status: 'ok', item: this.get(ref, options) };
       } catch (err) {
-        if (!isBacklogError(err)) throw err;
+        // A dropped cache fails the whole call: the command is run again from the files (cacheDropped).
+        if (!isBacklogError(err) || droppedCacheReason(err) !== undefined) throw err;
         return { id: ref, status: 'error', error: { code: err.code, message: err.message, hint: err.hint } };
       }
     });
