@@ -612,6 +612,44 @@ describe('persisted index', () => {
     expect(JSON.stringify(s.diagnostics())).toContain('malformed');
   });
 
+  it("a one-shot routes ids from the cache's saved routes; malformed ones are built from the items and the cache dropped", async () => {
+    const cold = await open();
+    const oneShot = () => openBacklog({ dir, background: false, embeddings: 'none' });
+    const routed = ['TASK-0012', 'task 12', '12', 'task-0012'];
+    const first = await oneShot();
+    for (const q of [...QUERIES, ...routed]) expect(await ids(first, q), q).toEqual(await ids(cold, q));
+    expect((await first.searchUnified('task 12', { limit: 1 })).results[0]?.id).toBe('TASK-0012');
+
+    const good = await readFile(cacheFile());
+    const breaks: [string, (routes: Record<string, unknown>) => void][] = [
+      ['keys out of order', (r) => void (r.idKeys as string[]).reverse()],
+      ['a position past the items', (r) => void (r.idAt = Uint32Array.from(r.idAt as Uint8Array, () => 1e6))],
+      ['positions cut', (r) => void (r.numberAt = new Uint8Array(4))],
+    ];
+    for (const [what, edit] of breaks) {
+      await writeFile(cacheFile(), good);
+      await rewriteSection('routes', (bytes) => {
+        const routes = unpack(bytes) as Record<string, unknown>;
+        edit(routes);
+        return pack(routes);
+      });
+      const broken = await oneShot();
+      for (const q of [...QUERIES, ...routed])
+        expect(await ids(broken, q), `${what}: ${q}`).toEqual(await ids(cold, q));
+      expect(
+        broken.diagnostics().files.filter((d) => d.code === 'cache_rebuilt'),
+        what,
+      ).toHaveLength(1);
+      await expect(stat(cacheFile()), what).rejects.toThrow();
+    }
+    // Bytes that are not packed at all.
+    await writeFile(cacheFile(), good);
+    await rewriteSection('routes', () => new Uint8Array([1, 2, 3]));
+    const garbage = await oneShot();
+    for (const q of routed) expect(await ids(garbage, q), q).toEqual(await ids(cold, q));
+    await expect(stat(cacheFile())).rejects.toThrow();
+  });
+
   it('a one-shot that builds saves only the bodies it prepared; the next long-lived start saves them all', async () => {
     const version = serviceCacheVersion(
       new OramaSearchService().settings,

@@ -13,7 +13,12 @@ import {
   type HybridInput,
   type HybridSettings,
 } from './hybrid.js';
-import { LexicalIndex, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './lexical-index.js';
+import {
+  LexicalIndex,
+  DEFAULT_SEARCH_SETTINGS,
+  type SavedRouting,
+  type SearchSettings,
+} from './lexical-index.js';
 import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
@@ -114,13 +119,13 @@ interface PendingRestore {
 }
 
 /**
- * The documents of a restore by position (in `docs()`'s order), each made when first read: their ids,
- * paths and titles (id routing) as columns. A restored one-shot makes the documents it shows only.
+ * The documents of a restore by position (in `docs()`'s order), each made when first read: their ids as a
+ * column and their id routes as saved (IdRouter.saveRoutes of the same documents in the same order). A
+ * restored one-shot makes the documents it shows only.
  */
 export interface DocumentsByPosition {
   ids: readonly string[];
-  paths: readonly string[];
-  titles: readonly string[];
+  routes: Uint8Array;
   doc(i: number): SearchDocument;
 }
 
@@ -304,7 +309,7 @@ export class OramaSearchService implements SearchEngine {
   /** `restore`'s steps; `put` fills the result store, `docs` makes the documents for a fallback. */
   private restoreFrom(
     bytes: Uint8Array,
-    routable: readonly RoutableDocument[],
+    routable: readonly RoutableDocument[] | SavedRouting,
     put: () => void,
     docs: () => SearchDocument[],
     unusable?: (why: string) => void,
@@ -314,7 +319,7 @@ export class OramaSearchService implements SearchEngine {
     const saved = unpack(bytes) as { lexical?: unknown; snippets?: unknown };
     // Bytes of the lexical index alone (an older layout) are handed over as they are: it refuses them.
     const lexical = saved.lexical instanceof Uint8Array ? saved.lexical : bytes;
-    this.lexicalIndex.restore(lexical, routable.length > 0 ? routable : undefined);
+    this.lexicalIndex.restore(lexical, 'routes' in routable || routable.length > 0 ? routable : undefined);
     this.resultStore.clear();
     put();
     if (lexical !== bytes) this.resultStore.restorePrepared(saved.snippets);
@@ -355,10 +360,9 @@ export class OramaSearchService implements SearchEngine {
       let ids: readonly string[];
       if (byPosition) {
         ids = byPosition.ids;
-        const { paths, titles } = byPosition;
         this.restoreFrom(
           bytes,
-          ids.map((id, i) => ({ id, path: paths[i], title: titles[i] })),
+          { routes: byPosition.routes, ids },
           () => ids.forEach((id, i) => this.resultStore.putLater(id, () => byPosition.doc(i))),
           docs,
           unusable,

@@ -15,7 +15,9 @@
  * - `bodies`: each body in UTF-8, one after the other (`bodyBytes`: each one's length in bytes), each
  *   decoded when first read (withBodies);
  * - `diagnostics`: the files' diagnostics, packed, decoded when first read (a search never reads them;
- *   a 50,000-file backlog with a warning per file had 12 MB of them).
+ *   a 50,000-file backlog with a warning per file had 12 MB of them);
+ * - `routes`: the items' id routes (IdRouter.saveRoutes, the items routed in their order), which a
+ *   one-shot's restore looks keys up in instead of routing every item.
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
  * caller rebuilds from the files.
@@ -29,6 +31,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { IdRouter } from '../search/id-routing.js';
 import { pack, packList, pad, unpack, unpackElement } from '../search/packed.js';
 import { lazyProperty } from '../storage/lazy.js';
 import { readBytes } from '../storage/unread-bytes.js';
@@ -66,12 +69,14 @@ import { VERSION } from '../version.js';
  * 21: the items and their front matter in sections of their own, each item readable alone (packed.ts
  * packList), with the items' ids, paths, titles and statuses as columns in `meta` (ItemTable): a one-shot decodes
  * the items it shows.
+ * 22: the items' id routes in a section of their own (`routes`: IdRouter.saveRoutes), looked up where they
+ * lie by a one-shot instead of routing every item at its start.
  */
-export const CACHE_FORMAT = 21;
+export const CACHE_FORMAT = 22;
 const HEADER_BYTES = 4;
-/** A header is a version and five section lengths: anything longer is not one of ours. */
+/** A header is a version and seven section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['index', 'meta', 'items', 'frontmatter', 'bodies', 'diagnostics'] as const;
+const SECTIONS = ['index', 'meta', 'items', 'frontmatter', 'bodies', 'diagnostics', 'routes'] as const;
 
 export interface FileStat {
   size: number;
@@ -166,7 +171,15 @@ export async function writeIndexCache(
     itemEnds: [...listed.ends],
     frontmatterEnds: [...frontmatter.ends],
   });
-  const sections = [index, meta, listed.bytes, frontmatter.bytes, Buffer.concat(bodies), pack(diagnostics)];
+  const sections = [
+    index,
+    meta,
+    listed.bytes,
+    frontmatter.bytes,
+    Buffer.concat(bodies),
+    pack(diagnostics),
+    IdRouter.saveRoutes(items),
+  ];
   const json = JSON.stringify({
     version,
     sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]),
@@ -192,7 +205,8 @@ export async function readIndexCache(
   version: string,
   { lazyItems = false }: { lazyItems?: boolean } = {},
 ): Promise<
-  { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns } | { reason: string; missing?: boolean }
+  | { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns; routes: Uint8Array }
+  | { reason: string; missing?: boolean }
 > {
   const read = await readSignedFile(path);
   if (!('body' in read)) return read;
@@ -209,7 +223,7 @@ export async function readIndexCache(
     if (!lazyItems) void snapshot.items;
     lazyDiagnostics(snapshot, sections.diagnostics);
     const files = { paths: meta.filePaths, sizes: meta.fileSizes, mtimes: meta.fileMtimes };
-    return { snapshot, table, files };
+    return { snapshot, table, files, routes: sections.routes };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
@@ -372,6 +386,7 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     bodies: out.bodies,
     index: out.index,
     diagnostics: out.diagnostics,
+    routes: out.routes,
   };
 }
 
