@@ -576,14 +576,18 @@ describe('persisted index', () => {
       'native',
     );
     const good = await readFile(cacheFile());
+    // The number columns are binary leaves (Uint8Array views of their bytes once unpacked).
+    const uint32s = (leaf: unknown) => new Uint32Array((leaf as Uint8Array).slice().buffer);
     const breaks: [string, (meta: Record<string, unknown>) => void][] = [
-      ['ends out of order', (m) => void (m.itemEnds as number[]).reverse()],
-      ['an end not a number', (m) => void ((m.itemEnds as unknown[])[1] = '9')],
+      ['ends out of order', (m) => void (m.itemEnds = uint32s(m.itemEnds).reverse())],
+      ['ends not binary', (m) => void (m.itemEnds = [...uint32s(m.itemEnds)])],
       ['a column short', (m) => void (m.paths as string[]).pop()],
-      ['a title not a string', (m) => void ((m.titles as unknown[])[0] = 7)],
-      ['a status not a string', (m) => void ((m.statuses as unknown[])[0] = 7)],
-      ['front matter ends cut', (m) => void (m.frontmatterEnds as number[]).shift()],
-      ['a file size missing', (m) => void (m.fileSizes as number[]).pop()],
+      ['an id not a string', (m) => void ((m.ids as unknown[])[0] = 7)],
+      ['a status past the names', (m) => void (m.statusAt = uint32s(m.statusAt).fill(99))],
+      ['a status name not a string', (m) => void ((m.statusNames as unknown[])[0] = 7)],
+      ['front matter ends cut', (m) => void (m.frontmatterEnds = uint32s(m.frontmatterEnds).subarray(1))],
+      ['a file size missing', (m) => void (m.fileSizes = (m.fileSizes as Uint8Array).subarray(8))],
+      ["the files' paths shorter than their sizes", (m) => void (m.filePaths = ['a.md'])],
     ];
     for (const [what, edit] of breaks) {
       await writeFile(cacheFile(), good);
