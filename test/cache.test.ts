@@ -504,11 +504,14 @@ describe('persisted index', () => {
     expect(oneShot.cacheStatus()).toMatchObject({ used: true, changed: 0 });
     for (const q of QUERIES) expect(await ids(oneShot, q)).toEqual(await ids(cold, q));
     expect(oneShot.diagnostics()).toEqual(cold.diagnostics());
+    // A search's one-shot parses its index while the files are stat'ed (readAhead): the same answers.
+    const ahead = await open({ background: false, expectQuery: 'sync conflict' });
+    for (const q of QUERIES) expect(await ids(ahead, q)).toEqual(await ids(cold, q));
 
     // Signed by this user, but its index unreadable: `get` answers without reading the index; the first
     // search finds it bad, builds the index from the cached items and deletes the cache.
     await writeIndexCache(cacheFile(), version, { ...read.snapshot, index: new Uint8Array([0xc1]) });
-    const broken = await open({ background: false });
+    const broken = await open({ background: false, expectQuery: 'sync conflict' });
     expect(broken.get('TASK-0012').id).toBe('TASK-0012');
     expect(broken.diagnostics().files.filter((d) => d.code === 'cache_rebuilt')).toEqual([]);
     for (const q of QUERIES) expect(await ids(broken, q)).toEqual(await ids(cold, q));

@@ -24,7 +24,7 @@ import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
 import type { RoutableDocument } from './id-routing.js';
-import { pack, unpack, Unread } from './packed.js';
+import { pack, unpack, unpackAhead, Unread } from './packed.js';
 import { UnreadableBytes } from '../storage/unread-bytes.js';
 import { ResultStore } from './result-store.js';
 import type { QueryBits } from './snippet.js';
@@ -345,6 +345,16 @@ export class OramaSearchService implements SearchEngine {
     byPosition?: DocumentsByPosition,
   ): void {
     this.pending = { bytes, docs, unusable, byPosition };
+  }
+
+  /**
+   * Parses what a restore of `bytes` (serialize's) and of saved id routes will parse, ahead of it, while
+   * the process waits for something else (a one-shot's stat of its files): the restore takes the values.
+   */
+  readAhead(bytes: Uint8Array, routes?: Uint8Array): void {
+    const saved = unpackAhead(bytes) as { lexical?: unknown } | undefined;
+    if (saved?.lexical instanceof Uint8Array) unpackAhead(saved.lexical);
+    if (routes) unpackAhead(routes);
   }
 
   /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */

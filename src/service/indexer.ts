@@ -84,6 +84,11 @@ export interface IndexerOptions {
    * Only when no file changed since the cache was written; a restore that then fails deletes the cache.
    */
   deferIndex?: boolean;
+  /**
+   * A search follows the open (a one-shot `search`): with deferIndex, the persisted index is parsed while
+   * the files are stat'ed (OramaSearchService.readAhead), not after.
+   */
+  searchSoon?: boolean;
 }
 
 export class Indexer {
@@ -95,6 +100,7 @@ export class Indexer {
   private readonly versionFor: (formatSignature: string) => string;
   private readonly forcedFormat: FormatName | undefined;
   private readonly deferIndex: boolean;
+  private readonly searchSoon: boolean;
   private currentFormat: BacklogFormat = nativeFormat;
   private cachePath: string | null;
   private cacheInfo: CacheInfo;
@@ -124,6 +130,7 @@ export class Indexer {
     this.versionFor = options.cacheVersion;
     this.forcedFormat = options.format;
     this.deferIndex = options.deferIndex ?? false;
+    this.searchSoon = options.searchSoon ?? false;
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
   }
 
@@ -199,7 +206,8 @@ export class Indexer {
     };
     // The files are listed first and, in a large backlog, stat'ed in a thread while the cache is read.
     const listed = walkBacklogSync(this.dir);
-    const walking = statFilesAlong(this.dir, listed.files).then((stats) => ({ walked: listed, stats }));
+    const stating = statFilesAlong(this.dir, listed.files);
+    const walking = stating.stats.then((stats) => ({ walked: listed, stats }));
     walking.catch(() => undefined);
     // A one-shot reads the items it shows (ItemTable), when nothing changed; the rest reads them all now.
     const read = await readIndexCache(this.cachePath!, this.cacheVersion, { lazyItems: this.deferIndex });
@@ -208,6 +216,9 @@ export class Indexer {
       return read.missing ? false : unusable(read.reason);
     }
     const { snapshot, table } = read;
+    if (this.deferIndex && this.searchSoon) this.index.readAhead(snapshot.index, read.routes);
+    // Nothing else to do before the stats: this thread takes its share of them.
+    stating.help();
     const { walked, stats } = await walking;
     const { changed, removed } = compareFiles(read.files, table.paths, walked.files, stats);
     const cachePath = this.cachePath!;
