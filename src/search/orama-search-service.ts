@@ -125,6 +125,8 @@ interface PendingRestore {
  */
 export interface DocumentsByPosition {
   ids: readonly string[];
+  /** Each id's position (the ids are distinct). */
+  at: ReadonlyMap<string, number>;
   routes: Uint8Array;
   doc(i: number): SearchDocument;
 }
@@ -373,7 +375,7 @@ export class OramaSearchService implements SearchEngine {
         this.restoreFrom(
           bytes,
           { routes: byPosition.routes, ids },
-          () => ids.forEach((id, i) => this.resultStore.putLater(id, () => byPosition.doc(i))),
+          () => this.resultStore.putAllLater(byPosition.at, (i) => byPosition.doc(i)),
           docs,
           unusable,
         );
@@ -382,7 +384,7 @@ export class OramaSearchService implements SearchEngine {
         ids = all.map((d) => d.id);
         this.restore(bytes, all, unusable);
       }
-      const unique = new Set(ids);
+      const unique: ReadonlySet<string> | ReadonlyMap<string, number> = byPosition?.at ?? new Set(ids);
       const indexed = this.lexicalIndex.documentIds();
       if (
         unique.size !== ids.length ||

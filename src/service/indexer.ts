@@ -232,10 +232,13 @@ export class Indexer {
     };
     if (this.deferIndex && changed.length + removed.length === 0) {
       // Every item's path is a file the walk found (nothing removed): inside the root, not ignored.
-      if (new Set(table.ids).size !== table.ids.length) return unusable('an item in it is malformed');
+      const at = new Map<string, number>();
+      table.ids.forEach((id, i) => at.set(id, i));
+      if (at.size !== table.ids.length) return unusable('an item in it is malformed');
       // Each item read when first asked for, checked then: one that is not what it must be (a bug: the
       // file is signed) fails the command that asked and drops the cache (the next start reads the files).
       this.store.replaceLater({
+        at,
         ids: table.ids,
         paths: table.paths,
         statuses: table.statuses,
@@ -259,6 +262,7 @@ export class Indexer {
       // store and id routing take them by position, each made when first read (a one-shot's results).
       this.index.restoreLater(snapshot.index, docs, builtInstead, {
         ids: table.ids,
+        at,
         routes: read.routes,
         doc: (i) => this.store.toSearchDocument(this.store.byId(table.ids[i])!),
       });
