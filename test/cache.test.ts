@@ -560,11 +560,14 @@ describe('persisted index', () => {
     expect(oneShot.cacheStatus()).toMatchObject({ used: true, changed: 0 });
     for (const q of QUERIES) expect(await ids(oneShot, q)).toEqual(await ids(cold, q));
     expect(oneShot.diagnostics()).toEqual(cold.diagnostics());
+    // A search's one-shot parses its index while the files are stat'ed (readAhead): the same answers.
+    const ahead = await open({ background: false, expectQuery: 'sync conflict' });
+    for (const q of QUERIES) expect(await ids(ahead, q)).toEqual(await ids(cold, q));
 
     // Signed by this user, but its index unreadable: `get` answers without reading the index; the first
     // search finds it bad, builds the index from the cached items and deletes the cache.
     await writeIndexCache(cacheFile(), version, { ...read.snapshot, index: new Uint8Array([0xc1]) });
-    const broken = await open({ background: false });
+    const broken = await open({ background: false, expectQuery: 'sync conflict' });
     expect(broken.get('TASK-0012').id).toBe('TASK-0012');
     expect(broken.diagnostics().files.filter((d) => d.code === 'cache_rebuilt')).toEqual([]);
     for (const q of QUERIES) expect(await ids(broken, q)).toEqual(await ids(cold, q));
@@ -654,14 +657,18 @@ describe('persisted index', () => {
     const cold = await open();
     const version = defaultVersion();
     const good = await readFile(cacheFile());
+    // The number columns are binary leaves (Uint8Array views of their bytes once unpacked).
+    const uint32s = (leaf: unknown) => new Uint32Array((leaf as Uint8Array).slice().buffer);
     const breaks: [string, (meta: Record<string, unknown>) => void][] = [
-      ['ends out of order', (m) => void (m.itemEnds as number[]).reverse()],
-      ['an end not a number', (m) => void ((m.itemEnds as unknown[])[1] = '9')],
+      ['ends out of order', (m) => void (m.itemEnds = uint32s(m.itemEnds).reverse())],
+      ['ends not binary', (m) => void (m.itemEnds = [...uint32s(m.itemEnds)])],
       ['a column short', (m) => void (m.paths as string[]).pop()],
-      ['a title not a string', (m) => void ((m.titles as unknown[])[0] = 7)],
-      ['a status not a string', (m) => void ((m.statuses as unknown[])[0] = 7)],
-      ['front matter ends cut', (m) => void (m.frontmatterEnds as number[]).shift()],
-      ['a file size missing', (m) => void (m.fileSizes as number[]).pop()],
+      ['an id not a string', (m) => void ((m.ids as unknown[])[0] = 7)],
+      ['a status past the names', (m) => void (m.statusAt = uint32s(m.statusAt).fill(99))],
+      ['a status name not a string', (m) => void ((m.statusNames as unknown[])[0] = 7)],
+      ['front matter ends cut', (m) => void (m.frontmatterEnds = uint32s(m.frontmatterEnds).subarray(1))],
+      ['a file size missing', (m) => void (m.fileSizes = (m.fileSizes as Uint8Array).subarray(8))],
+      ["the files' paths shorter than their sizes", (m) => void (m.filePaths = ['a.md'])],
     ];
     for (const [what, edit] of breaks) {
       await writeFile(cacheFile(), good);
@@ -688,6 +695,44 @@ describe('persisted index', () => {
     const s = await openBacklog({ dir, background: false, embeddings: 'none' });
     expect(s.cacheStatus().used).toBe(false);
     expect(JSON.stringify(s.diagnostics())).toContain('malformed');
+  });
+
+  it("a one-shot routes ids from the cache's saved routes; malformed ones are built from the items and the cache dropped", async () => {
+    const cold = await open();
+    const oneShot = () => openBacklog({ dir, background: false, embeddings: 'none' });
+    const routed = ['TASK-0012', 'task 12', '12', 'task-0012'];
+    const first = await oneShot();
+    for (const q of [...QUERIES, ...routed]) expect(await ids(first, q), q).toEqual(await ids(cold, q));
+    expect((await first.searchUnified('task 12', { limit: 1 })).results[0]?.id).toBe('TASK-0012');
+
+    const good = await readFile(cacheFile());
+    const breaks: [string, (routes: Record<string, unknown>) => void][] = [
+      ['keys out of order', (r) => void (r.idKeys as string[]).reverse()],
+      ['a position past the items', (r) => void (r.idAt = Uint32Array.from(r.idAt as Uint8Array, () => 1e6))],
+      ['positions cut', (r) => void (r.numberAt = new Uint8Array(4))],
+    ];
+    for (const [what, edit] of breaks) {
+      await writeFile(cacheFile(), good);
+      await rewriteSection('routes', (bytes) => {
+        const routes = unpack(bytes) as Record<string, unknown>;
+        edit(routes);
+        return pack(routes);
+      });
+      const broken = await oneShot();
+      for (const q of [...QUERIES, ...routed])
+        expect(await ids(broken, q), `${what}: ${q}`).toEqual(await ids(cold, q));
+      expect(
+        broken.diagnostics().files.filter((d) => d.code === 'cache_rebuilt'),
+        what,
+      ).toHaveLength(1);
+      await expect(stat(cacheFile()), what).rejects.toThrow();
+    }
+    // Bytes that are not packed at all.
+    await writeFile(cacheFile(), good);
+    await rewriteSection('routes', () => new Uint8Array([1, 2, 3]));
+    const garbage = await oneShot();
+    for (const q of routed) expect(await ids(garbage, q), q).toEqual(await ids(cold, q));
+    await expect(stat(cacheFile())).rejects.toThrow();
   });
 
   it('a one-shot that builds saves only the bodies it prepared; the next long-lived start saves them all', async () => {

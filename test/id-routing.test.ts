@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { IdRouter } from '../src/search/id-routing.js';
+import { IdRouter, type RoutableDocument } from '../src/search/id-routing.js';
+import { pack, unpack } from '../src/search/packed.js';
 
-function router(): IdRouter {
-  const r = new IdRouter();
-  for (const [id, title, path] of [
+const DOCS: RoutableDocument[] = (
+  [
     ['BACK-72', 'Fix board view on Windows', 'completed/back-72 - fix.md'],
     ['BACK-4.9', 'Normalize task id inputs', 'completed/back-4.9 - x.md'],
     ['BACK-273.03', 'Build core search service', 'completed/back-273.03 - x.md'],
@@ -16,10 +16,53 @@ function router(): IdRouter {
     ['mcp://backlog/resources/adr/0116-crdt.md', 'Use CRDTs for note sync', 'resources/adr/0116-crdt.md'],
     ['mcp://backlog/resources/prompts.md', 'PROMPT 0002: Summarize a thread', 'resources/prompts.md'],
     ['mcp://backlog/resources/win.md', 'Windows 10 support', 'resources/win.md'],
-  ] as const)
-    r.add({ id, title, path });
+  ] as const
+).map(([id, title, path]) => ({ id, title, path }));
+
+function router(): IdRouter {
+  const r = new IdRouter();
+  for (const doc of DOCS) r.add(doc);
   return r;
 }
+
+/** A router restored from the saved routes of DOCS (what a one-shot reads from the persisted index). */
+function restored(): IdRouter {
+  const r = new IdRouter();
+  r.restoreRoutes(
+    IdRouter.saveRoutes(DOCS),
+    DOCS.map((d) => d.id),
+  );
+  return r;
+}
+
+const QUERIES = [
+  'BACK-72',
+  'back-72',
+  'back 72',
+  'BACK-072',
+  '#BACK-72',
+  'decision 1',
+  'doc-2',
+  '72',
+  '273.03',
+  '273.3',
+  '2024',
+  'task 100.6',
+  'TASK-4.9',
+  'task-273.03',
+  'draft 72',
+  'milestone m-7',
+  'milestone 7',
+  'doc 2',
+  'ADR 0116',
+  'adr-116',
+  'PROMPT 0002',
+  'covid 19',
+  'windows 10',
+  '7',
+  'm-7',
+  'resources/prompts.md',
+];
 
 describe('IdRouter', () => {
   it('resolves an id in any spelling', () => {
@@ -65,5 +108,40 @@ describe('IdRouter', () => {
     expect(r.resolve('72')).toBe('DRAFT-72');
     r.add({ id: 'ADR-116', title: 'The real ADR-116' });
     expect(r.resolve('ADR 0116')).toBe('ADR-116');
+  });
+
+  it('answers from saved routes as from the documents routed one by one, and after a change too', () => {
+    const saved = restored();
+    const live = router();
+    for (const q of QUERIES) expect(saved.resolve(q), q).toBe(live.resolve(q));
+    // A change makes the maps from the saved routes first: both routers stay the same.
+    for (const r of [saved, live]) {
+      r.remove('BACK-72');
+      r.add({ id: 'ADR-116', title: 'The real ADR-116' });
+    }
+    for (const q of QUERIES) expect(saved.resolve(q), q).toBe(live.resolve(q));
+    expect(saved.resolve('72')).toBe('DRAFT-72');
+    expect(saved.resolve('ADR 0116')).toBe('ADR-116');
+  });
+
+  it('refuses saved routes that are malformed, and clear() drops them', () => {
+    const ids = DOCS.map((d) => d.id);
+    const bytes = IdRouter.saveRoutes(DOCS);
+    const value = unpack(bytes) as Record<string, unknown>;
+    const broken: Record<string, unknown>[] = [
+      { ...value, idKeys: [...(value.idKeys as string[])].reverse() },
+      { ...value, idAt: new Uint8Array(3) },
+      { ...value, idAt: Uint32Array.from(value.idAt as Uint8Array, () => ids.length) },
+      { ...value, numberEnds: new Uint32Array((value.numbers as string[]).length) },
+      { ...value, aliasKeys: 7 },
+      { ...value, prefixes: [['back', 'x']] },
+    ];
+    for (const b of broken) expect(() => new IdRouter().restoreRoutes(pack(b), ids)).toThrow(/malformed/);
+    expect(() => new IdRouter().restoreRoutes(new Uint8Array([1, 2]), ids)).toThrow();
+    // Positions past a shorter id column are refused too.
+    expect(() => new IdRouter().restoreRoutes(bytes, ids.slice(0, 3))).toThrow(/malformed/);
+    const r = restored();
+    r.clear();
+    expect(r.resolve('BACK-72')).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pack, packList, unpack, unpackElement } from '../src/search/packed.js';
+import { pack, packList, unpack, unpackAhead, unpackElement } from '../src/search/packed.js';
 
 /** What the persisted index holds: JSON values, dates, non-finite numbers, bytes, keys of any text. */
 const value = fc.letrec((tie) => ({
@@ -72,6 +72,23 @@ describe('packed values (the persisted index)', () => {
     expect(() => unpack(text('{"a":{"\\u0000n":"1e3"}}'))).toThrow(/malformed number/);
     expect(() => unpack(text('{"a":{"\\u0000q":1}}'))).toThrow(/unknown tag/);
     expect(() => unpack(text('{"a":'))).toThrow(SyntaxError);
+  });
+
+  it('unpacks ahead for the next unpack of the same bytes, once; bytes that are not still throw there', () => {
+    const bytes = pack({ a: [1, 2], when: new Date(5) });
+    const ahead = unpackAhead(bytes);
+    expect(ahead).toEqual({ a: [1, 2], when: new Date(5) });
+    // The same object is taken by the next unpack of these bytes, then a fresh value is read.
+    expect(unpack(bytes)).toBe(ahead);
+    const again = unpack(bytes);
+    expect(again).not.toBe(ahead);
+    expect(again).toEqual(ahead);
+    // Other bytes with the same content are not these bytes.
+    unpackAhead(bytes);
+    expect(unpack(Uint8Array.from(bytes))).not.toBe(unpack(bytes));
+    const broken = new Uint8Array([255, 255, 255, 255, 1]);
+    expect(unpackAhead(broken)).toBeUndefined();
+    expect(() => unpack(broken)).toThrow();
   });
 
   it('packs a list as pack does, each element readable alone; ends that are not refused', () => {

@@ -13,6 +13,8 @@
  * A real id always wins over a title or file-name alias with the same key.
  */
 import { idKey, normalizeId } from '../storage/ids.js';
+import { pack, unpack } from './packed.js';
+import { fromBytes } from './typed-arrays.js';
 
 /** Words that name a kind of item rather than a prefix of its own (`task 72`, `milestone m-7`). */
 const KIND_WORDS: Record<string, string | null> = {
@@ -53,6 +55,38 @@ export interface RoutableDocument {
   path?: string;
 }
 
+/**
+ * An IdRouter's maps as sorted columns (the persisted index keeps them: `saveRoutes`): a one-shot looks a
+ * key up by binary search instead of routing every document at its start (issue #23). Ids are positions
+ * in the documents' id column (binary: no string per id to parse).
+ */
+interface SavedRoutes {
+  /** idKey of each real id, ascending, and the position of its id. */
+  idKeys: string[];
+  idAt: Uint32Array;
+  /** Title and file-name keys, ascending, and the position of the id each names. */
+  aliasKeys: string[];
+  aliasAt: Uint32Array;
+  /** Number keys, ascending; number `i`'s ids are `numberAt[numberEnds[i - 1]..numberEnds[i]]`, in the order they were added. */
+  numbers: string[];
+  numberEnds: Uint32Array;
+  numberAt: Uint32Array;
+  prefixes: [string, number][];
+}
+
+/** Where `key` is in `keys` (ascending), or -1. */
+function find(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid] === key) return mid;
+    if (keys[mid] < key) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
 export class IdRouter {
   /** idKey of each real id -> the id. */
   private readonly ids = new Map<string, string>();
@@ -62,8 +96,119 @@ export class IdRouter {
   /** Number -> ids with that number, and how many ids each prefix has. */
   private readonly byNumber = new Map<string, Set<string>>();
   private readonly prefixCounts = new Map<string, number>();
+  /** Routes restored from the persisted index (restoreRoutes), read in place until the first change. */
+  private saved: (SavedRoutes & { column: readonly string[]; prefixCount: Map<string, number> }) | null =
+    null;
+
+  /**
+   * The routes of `docs` added in this order, as bytes for the persisted index (restoreRoutes reads
+   * them back with the documents' ids in the same order): the maps a restore that adds each in turn makes.
+   */
+  static saveRoutes(docs: readonly RoutableDocument[]): Uint8Array {
+    const router = new IdRouter();
+    const at = new Map<string, number>();
+    docs.forEach((doc, i) => {
+      if (!at.has(doc.id)) at.set(doc.id, i);
+      router.add(doc);
+    });
+    const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+    const positions = (ids: Iterable<string>) => Uint32Array.from(ids, (id) => at.get(id)!);
+    const ids = sorted(router.ids);
+    const aliases = sorted(router.aliases);
+    const numbers = sorted(router.byNumber);
+    let end = 0;
+    return pack({
+      idKeys: ids.map(([k]) => k),
+      idAt: positions(ids.map(([, id]) => id)),
+      aliasKeys: aliases.map(([k]) => k),
+      aliasAt: positions(aliases.map(([, id]) => id)),
+      numbers: numbers.map(([k]) => k),
+      numberEnds: Uint32Array.from(numbers, ([, set]) => (end += set.size)),
+      numberAt: positions(numbers.flatMap(([, set]) => [...set])),
+      prefixes: [...router.prefixCounts.entries()],
+    } satisfies SavedRoutes);
+  }
+
+  /**
+   * Replaces every route by saveRoutes' bytes (`ids`: the documents' ids, in the order they were saved
+   * in), looked up where they are until the first change, which makes the maps from them. Throws on bytes
+   * that are not (the caller builds from the documents then).
+   */
+  restoreRoutes(bytes: Uint8Array, ids: readonly string[]): void {
+    const saved = unpack(bytes) as Record<keyof SavedRoutes, unknown> | null;
+    const strings = (list: unknown): list is string[] =>
+      Array.isArray(list) && list.every((s) => typeof s === 'string');
+    const ascending = (list: string[]) => list.every((k, i) => i === 0 || list[i - 1] < k);
+    const positions = (leaf: unknown, n: number) =>
+      leaf instanceof Uint8Array && leaf.byteLength === 4 * n ? fromBytes(leaf, Uint32Array) : undefined;
+    if (!saved || !strings(saved.idKeys) || !strings(saved.aliasKeys) || !strings(saved.numbers))
+      throw new Error("the persisted index's id routes are malformed");
+    const idAt = positions(saved.idAt, saved.idKeys.length);
+    const aliasAt = positions(saved.aliasAt, saved.aliasKeys.length);
+    const numberEnds = positions(saved.numberEnds, saved.numbers.length);
+    const last = numberEnds && numberEnds.length > 0 ? numberEnds[numberEnds.length - 1] : 0;
+    const numberAt = positions(saved.numberAt, last);
+    const inColumn = (at: Uint32Array) => at.every((i) => i < ids.length);
+    if (
+      !idAt ||
+      !aliasAt ||
+      !numberEnds ||
+      !numberAt ||
+      !numberEnds.every((e, i) => e > (i === 0 ? 0 : numberEnds[i - 1])) ||
+      !inColumn(idAt) ||
+      !inColumn(aliasAt) ||
+      !inColumn(numberAt) ||
+      !Array.isArray(saved.prefixes) ||
+      !saved.prefixes.every(
+        (p) => Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number',
+      ) ||
+      !ascending(saved.idKeys) ||
+      !ascending(saved.aliasKeys) ||
+      !ascending(saved.numbers)
+    )
+      throw new Error("the persisted index's id routes are malformed");
+    this.clear();
+    this.saved = {
+      idKeys: saved.idKeys,
+      idAt,
+      aliasKeys: saved.aliasKeys,
+      aliasAt,
+      numbers: saved.numbers,
+      numberEnds,
+      numberAt,
+      prefixes: saved.prefixes as [string, number][],
+      column: ids,
+      prefixCount: new Map(saved.prefixes as [string, number][]),
+    };
+  }
+
+  /** The ids of number `i` of the saved routes. */
+  private savedNumber(i: number): string[] {
+    const saved = this.saved!;
+    const from = i === 0 ? 0 : saved.numberEnds[i - 1];
+    return Array.from(saved.numberAt.subarray(from, saved.numberEnds[i]), (at) => saved.column[at]);
+  }
+
+  /** The saved routes made into the maps (before a change). */
+  private thaw(): void {
+    const saved = this.saved;
+    if (!saved) return;
+    const { column } = saved;
+    saved.idKeys.forEach((k, i) => this.ids.set(k, column[saved.idAt[i]]));
+    saved.aliasKeys.forEach((k, i) => {
+      const id = column[saved.aliasAt[i]];
+      this.aliases.set(k, id);
+      const of = this.aliasesOf.get(id);
+      if (of) of.push(k);
+      else this.aliasesOf.set(id, [k]);
+    });
+    saved.numbers.forEach((k, i) => this.byNumber.set(k, new Set(this.savedNumber(i))));
+    for (const [prefix, count] of saved.prefixes) this.prefixCounts.set(prefix, count);
+    this.saved = null;
+  }
 
   add(doc: RoutableDocument): void {
+    this.thaw();
     // One idKey per document (a restore routes every one: 50,000 at a large start).
     const own = idKey(doc.id);
     if (this.ids.has(own)) this.remove(doc.id);
@@ -83,6 +228,7 @@ export class IdRouter {
   }
 
   remove(id: string): void {
+    this.thaw();
     const key = idKey(id);
     if (this.ids.get(key) !== id) return;
     this.ids.delete(key);
@@ -97,6 +243,7 @@ export class IdRouter {
   }
 
   clear(): void {
+    this.saved = null;
     for (const map of [this.ids, this.aliases, this.aliasesOf, this.byNumber, this.prefixCounts]) map.clear();
   }
 
@@ -119,7 +266,27 @@ export class IdRouter {
 
   private lookup(text: string): string | undefined {
     const key = idKey(text);
+    const saved = this.saved;
+    if (saved) {
+      const i = find(saved.idKeys, key);
+      if (i >= 0) return saved.column[saved.idAt[i]];
+      const j = find(saved.aliasKeys, key);
+      return j >= 0 ? saved.column[saved.aliasAt[j]] : undefined;
+    }
     return this.ids.get(key) ?? this.aliases.get(key);
+  }
+
+  private numbered(number: string): Iterable<string> {
+    const saved = this.saved;
+    if (!saved) return this.byNumber.get(number) ?? [];
+    const i = find(saved.numbers, number);
+    return i >= 0 ? this.savedNumber(i) : [];
+  }
+
+  private prefixCount(prefix: string): number {
+    const saved = this.saved;
+    if (!saved) return this.prefixCounts.get(prefix) ?? 0;
+    return saved.prefixCount.get(prefix) ?? 0;
   }
 
   /** The id with this number: under `prefix` when given and present, else under the most common prefix. */
@@ -130,8 +297,8 @@ export class IdRouter {
     }
     let best: string | undefined;
     let bestCount = -1;
-    for (const id of this.byNumber.get(number) ?? []) {
-      const count = this.prefixCounts.get(ID.exec(id)![1].toLowerCase()) ?? 0;
+    for (const id of this.numbered(number)) {
+      const count = this.prefixCount(ID.exec(id)![1].toLowerCase());
       if (count > bestCount) [best, bestCount] = [id, count];
     }
     return best;

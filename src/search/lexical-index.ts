@@ -97,6 +97,12 @@ function fieldBits(fields: TextField[]): number {
  * indexes; ranking is BM25F over raw term frequencies (see orama-components.ts for why).
  * OramaSearchService (orama-search-service.ts) composes it with the vector retriever and the results.
  */
+/** The documents' id routes as IdRouter.saveRoutes wrote them (the same documents, in the same order). */
+export interface SavedRouting {
+  routes: Uint8Array;
+  ids: readonly string[];
+}
+
 export class LexicalIndex {
   readonly settings: SearchSettings;
   readonly analyzer: TextAnalyzer;
@@ -182,11 +188,11 @@ export class LexicalIndex {
 
   /**
    * Loads bytes from `serialize()` into a database made by our own `create()`; `routable`: the
-   * documents' ids, paths and titles for id routing (else the saved ids and paths). The plugin's
+   * documents' ids, paths and titles for id routing, or their routes as saved (else the saved ids and paths). The plugin's
    * `restore()` builds a database with Orama's default components, which would drop our tokenizer
    * and BM25F index (Orama issues #640, #934), so only its format is used here.
    */
-  restore(bytes: Uint8Array, routable?: readonly RoutableDocument[]): void {
+  restore(bytes: Uint8Array, routable?: readonly RoutableDocument[] | SavedRouting): void {
     this.pending = null;
     this.pendingDocs = null;
     this.reset();
@@ -218,8 +224,10 @@ export class LexicalIndex {
         this.markArchived(Number(internal), doc.state === 'archived');
       }
     }
-    // The caller's documents name themselves by their titles too (`ADR 0116: ...`): routed once, in order.
-    for (const doc of routable ?? []) this.router.add(doc);
+    // The caller's documents name themselves by their titles too (`ADR 0116: ...`): routed once, in order,
+    // or their routes as the persisted index saved them (IdRouter.saveRoutes), read where they lie.
+    if (routable && 'routes' in routable) this.router.restoreRoutes(routable.routes, routable.ids);
+    else for (const doc of routable ?? []) this.router.add(doc);
     this.fillAdjacency();
   }
 

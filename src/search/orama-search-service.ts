@@ -13,13 +13,18 @@ import {
   type HybridInput,
   type HybridSettings,
 } from './hybrid.js';
-import { LexicalIndex, DEFAULT_SEARCH_SETTINGS, type SearchSettings } from './lexical-index.js';
+import {
+  LexicalIndex,
+  DEFAULT_SEARCH_SETTINGS,
+  type SavedRouting,
+  type SearchSettings,
+} from './lexical-index.js';
 import { parseRawQuery, positiveText } from './query-parser.js';
 import { findRelated } from './related.js';
 import { closeEnough, swapDistance } from './suggest.js';
 import { Background } from './background.js';
 import type { RoutableDocument } from './id-routing.js';
-import { pack, unpack, Unread } from './packed.js';
+import { pack, unpack, unpackAhead, Unread } from './packed.js';
 import { isDamagedPart } from './orama-components.js';
 import { UnreadableBytes } from '../storage/unread-bytes.js';
 import { ResultStore } from './result-store.js';
@@ -115,13 +120,15 @@ interface PendingRestore {
 }
 
 /**
- * The documents of a restore by position (in `docs()`'s order), each made when first read: their ids,
- * paths and titles (id routing) as columns. A restored one-shot makes the documents it shows only.
+ * The documents of a restore by position (in `docs()`'s order), each made when first read: their ids as a
+ * column and their id routes as saved (IdRouter.saveRoutes of the same documents in the same order). A
+ * restored one-shot makes the documents it shows only.
  */
 export interface DocumentsByPosition {
   ids: readonly string[];
-  paths: readonly string[];
-  titles: readonly string[];
+  /** Each id's position (the ids are distinct). */
+  at: ReadonlyMap<string, number>;
+  routes: Uint8Array;
   doc(i: number): SearchDocument;
 }
 
@@ -311,7 +318,7 @@ export class OramaSearchService implements SearchEngine {
   /** `restore`'s steps; `put` fills the result store, `docs` makes the documents for a fallback. */
   private restoreFrom(
     bytes: Uint8Array,
-    routable: readonly RoutableDocument[],
+    routable: readonly RoutableDocument[] | SavedRouting,
     put: () => void,
     docs: () => SearchDocument[],
     unusable?: (why: string) => void,
@@ -321,7 +328,7 @@ export class OramaSearchService implements SearchEngine {
     const saved = unpack(bytes) as { lexical?: unknown; snippets?: unknown };
     // Bytes of the lexical index alone (an older layout) are handed over as they are: it refuses them.
     const lexical = saved.lexical instanceof Uint8Array ? saved.lexical : bytes;
-    this.lexicalIndex.restore(lexical, routable.length > 0 ? routable : undefined);
+    this.lexicalIndex.restore(lexical, 'routes' in routable || routable.length > 0 ? routable : undefined);
     this.resultStore.clear();
     put();
     if (lexical !== bytes) this.resultStore.restorePrepared(saved.snippets);
@@ -349,6 +356,16 @@ export class OramaSearchService implements SearchEngine {
     this.pending = { bytes, docs, unusable, byPosition };
   }
 
+  /**
+   * Parses what a restore of `bytes` (serialize's) and of saved id routes will parse, ahead of it, while
+   * the process waits for something else (a one-shot's stat of its files): the restore takes the values.
+   */
+  readAhead(bytes: Uint8Array, routes?: Uint8Array): void {
+    const saved = unpackAhead(bytes) as { lexical?: unknown } | undefined;
+    if (saved?.lexical instanceof Uint8Array) unpackAhead(saved.lexical);
+    if (routes) unpackAhead(routes);
+  }
+
   /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
   settle(): void {
     if (!this.pending) return;
@@ -362,11 +379,10 @@ export class OramaSearchService implements SearchEngine {
       let ids: readonly string[];
       if (byPosition) {
         ids = byPosition.ids;
-        const { paths, titles } = byPosition;
         this.restoreFrom(
           bytes,
-          ids.map((id, i) => ({ id, path: paths[i], title: titles[i] })),
-          () => ids.forEach((id, i) => this.resultStore.putLater(id, () => byPosition.doc(i))),
+          { routes: byPosition.routes, ids },
+          () => this.resultStore.putAllLater(byPosition.at, (i) => byPosition.doc(i)),
           docs,
           unusable,
         );
@@ -375,7 +391,7 @@ export class OramaSearchService implements SearchEngine {
         ids = all.map((d) => d.id);
         this.restore(bytes, all, unusable);
       }
-      const unique = new Set(ids);
+      const unique: ReadonlySet<string> | ReadonlyMap<string, number> = byPosition?.at ?? new Set(ids);
       const indexed = this.lexicalIndex.documentIds();
       if (
         unique.size !== ids.length ||

@@ -130,8 +130,32 @@ export function pad(n: number): number {
   return (8 - (n % 8)) % 8;
 }
 
+/** Values unpacked ahead of their use (unpackAhead), each taken by the next unpack of the same bytes. */
+const ahead = new WeakMap<Uint8Array, unknown>();
+
+/**
+ * Unpacks `bytes` now for the next `unpack(bytes)` (the same object), which takes the value instead of
+ * reading them then: a one-shot parses its index while its files are stat'ed in a thread. The value, or
+ * undefined when the bytes do not unpack (the later unpack then throws as it would have).
+ */
+export function unpackAhead(bytes: Uint8Array): unknown {
+  try {
+    const value = unpack(bytes);
+    ahead.set(bytes, value);
+    return value;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads `pack`'s bytes; throws on bytes that are not (a cache is signed: this guards against bugs). */
 export function unpack(bytes: Uint8Array): unknown {
+  if (ahead.has(bytes)) {
+    const value = ahead.get(bytes);
+    // Taken once: its reader may change it (untag writes into it, a restore keeps its parts).
+    ahead.delete(bytes);
+    return value;
+  }
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.length < LENGTH_BYTES) throw new Error('packed value: too short');
   readBytes(view, 0, LENGTH_BYTES);

@@ -68,6 +68,13 @@ const LATER_STORED: object = Object.create(Object.prototype, {
   },
 }) as object;
 
+/** A stored document made by `make` when first read (LATER_STORED). */
+function laterEntry(make: () => SearchDocument): Stored {
+  const entry = Object.create(LATER_STORED) as Later;
+  entry[SOURCE_DOC] = make;
+  return entry;
+}
+
 /** What `put` keeps of a document besides its body. */
 function storedFields(doc: SearchDocument): Pick<Stored, 'fields' | 'tags' | 'author'> {
   return {
@@ -117,7 +124,9 @@ export const MAX_SAVED = 5_000;
 const WARM_SLICE_MS = 8;
 
 export class ResultStore {
-  private readonly docs = new Map<string, Stored>();
+  private docs = new Map<string, Stored>();
+  /** Documents put by position (putAllLater), each entry made when first asked for. */
+  private later: { at: ReadonlyMap<string, number>; doc: (i: number) => SearchDocument } | null = null;
   /** The prepared documents, least recently used first. */
   private readonly prepared = new Map<string, Stored>();
   private readonly termIds = new TermIds();
@@ -141,6 +150,7 @@ export class ResultStore {
   ) {}
 
   put(doc: SearchDocument): void {
+    this.materialize();
     const lazy = isLazy(doc, 'body');
     // The body as the document gives it, read when first needed (a restored one-shot reads only its results').
     const entry: Stored = Object.assign(
@@ -157,10 +167,43 @@ export class ResultStore {
    * one-shot makes the search documents of the results it shows only (issue #23).
    */
   putLater(id: string, make: () => SearchDocument): void {
-    const entry = Object.create(LATER_STORED) as Later;
-    entry[SOURCE_DOC] = make;
-    this.docs.set(id, entry);
+    this.materialize();
+    this.docs.set(id, laterEntry(make));
     this.saved?.forget(id);
+  }
+
+  /**
+   * `putLater` of every document of a restore, by position (`at`: each id's, `doc(i)`: its document), the
+   * entry itself made when the document is first asked for: a restored one-shot makes the entries of
+   * the results it shows only (50,000 entries were a twentieth of a large start). Whatever changes the
+   * store or reads every entry makes them all first (materialize).
+   */
+  putAllLater(at: ReadonlyMap<string, number>, doc: (i: number) => SearchDocument): void {
+    this.materialize();
+    this.later = { at, doc };
+  }
+
+  /** The entry of `id`, made now if it was put by position (putAllLater). */
+  private entry(id: string): Stored | undefined {
+    const made = this.docs.get(id);
+    const later = this.later;
+    if (made || !later) return made;
+    const i = later.at.get(id);
+    if (i === undefined) return undefined;
+    const entry = laterEntry(() => later.doc(i));
+    this.docs.set(id, entry);
+    return entry;
+  }
+
+  /** Every entry put by position made, in their order (the store as putLater of each would have it). */
+  private materialize(): void {
+    const later = this.later;
+    if (!later) return;
+    this.later = null;
+    const made = this.docs;
+    this.docs = new Map();
+    for (const [id, i] of later.at) this.docs.set(id, made.get(id) ?? laterEntry(() => later.doc(i)));
+    for (const [id, entry] of made) if (!this.docs.has(id)) this.docs.set(id, entry);
   }
 
   /**
@@ -168,7 +211,7 @@ export class ResultStore {
    * you mean" reads as the backlog spells it. Words inside a compound or an id are not counted.
    */
   spellingsOf(id: string, term: string): string[] {
-    const doc = this.docs.get(id);
+    const doc = this.entry(id);
     if (!doc) return [];
     const language = this.languageOf(id);
     const found = new Set<string>();
@@ -182,11 +225,13 @@ export class ResultStore {
   }
 
   remove(id: string): void {
+    this.materialize();
     this.docs.delete(id);
     this.prepared.delete(id);
   }
 
   clear(): void {
+    this.later = null;
     this.docs.clear();
     this.prepared.clear();
     this.saved = null;
@@ -210,6 +255,7 @@ export class ResultStore {
    * its first build about a fifth more CPU, and the next long-lived open writes them (`partial`).
    */
   async savePrepared(): Promise<Uint8Array | undefined> {
+    this.materialize();
     const all = [...this.docs.values()];
     if (all.length > MAX_SAVED) return undefined;
     const entries = this.background || this.saveEvery ? all : all.filter((doc) => doc.snippet);
@@ -244,7 +290,7 @@ export class ResultStore {
   }
 
   has(id: string): boolean {
-    return this.docs.has(id);
+    return this.docs.has(id) || this.later?.at.has(id) === true;
   }
 
   fields(id: string): ResultFields {
@@ -297,6 +343,7 @@ export class ResultStore {
    */
   warm(): void {
     if (this.warming.running || !this.background) return;
+    this.materialize();
     const pending = [...this.docs.values()].slice(0, MAX_PREPARED).reverse();
     this.warming.start(() => {
       // 50 bodies, and more while the slice is under WARM_SLICE_MS: a body the persisted index kept
@@ -352,7 +399,7 @@ export class ResultStore {
   }
 
   private stored(id: string): Stored {
-    const doc = this.docs.get(id);
+    const doc = this.entry(id);
     if (!doc) throw new Error(`result store: no document ${id}`);
     return doc;
   }

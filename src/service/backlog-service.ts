@@ -94,6 +94,8 @@ export interface BacklogServiceOptions {
   background?: boolean;
   /** Prepare every snippet body before a save even with `background` off (OramaSearchServiceOptions). */
   saveEveryBody?: boolean;
+  /** A search follows the open (a one-shot `search`): see the Indexer's `searchSoon`. */
+  searchSoon?: boolean;
   /**
    * Load the search and list options' schemas (zod) with the open (default true). False: a one-shot
    * process whose options are plain (plain-options.ts) never loads them; `searchUnified` loads them for
@@ -145,6 +147,7 @@ export class BacklogService {
       cacheVersion: (format) => serviceCacheVersion(this.index.settings, this.limits.maxWordsPerFile, format),
       format: options.format,
       deferIndex: options.background === false,
+      searchSoon: options.searchSoon === true,
     });
   }
 

@@ -8,14 +8,18 @@
  *   (spaces after it, so that the first section starts at a multiple of 8 bytes in the file);
  * - `index`: OramaSearchService.serialize(), as it was handed over (decoded only when first searched):
  *   its binary leaves lie at multiples of 8 (packed.ts), and the index reads its arrays where they lie;
- * - `meta`: `{ files, items, bodyBytes }` packed (src/search/packed.ts: JSON read by the native
- *   JSON.parse), the items without their bodies and front matter;
+ * - `meta`: the item table's columns (ItemTable: ids, paths, statuses, where each item ends in `items`
+ *   and `frontmatter`, each body's length in bytes) and the files' sizes and times, packed
+ *   (src/search/packed.ts: strings as JSON read by the native JSON.parse, numbers as binary leaves);
+ * - `items`: the items without their bodies and front matter, a packed list (packList);
  * - `frontmatter`: each item's front matter, packed apart: the only part with values JSON has not
  *   (dates, NaN), which unpack then walks for;
  * - `bodies`: each body in UTF-8, one after the other (`bodyBytes`: each one's length in bytes), each
  *   decoded when first read (withBodies);
  * - `diagnostics`: the files' diagnostics, packed, decoded when first read (a search never reads them;
- *   a 50,000-file backlog with a warning per file had 12 MB of them).
+ *   a 50,000-file backlog with a warning per file had 12 MB of them);
+ * - `routes`: the items' id routes (IdRouter.saveRoutes, the items routed in their order), which a
+ *   one-shot's restore looks keys up in instead of routing every item.
  * A wrong magic, a signature mismatch (truncated, corrupt, or not written by this user on this
  * machine) or another version (schema, settings or format changed) makes the cache unusable; the
  * caller rebuilds from the files.
@@ -29,6 +33,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { IdRouter } from '../search/id-routing.js';
 import { pack, packList, pad, unpack, unpackElement } from '../search/packed.js';
 import { lazyProperty } from '../storage/lazy.js';
 import { readBytes } from '../storage/unread-bytes.js';
@@ -66,12 +71,15 @@ import { VERSION } from '../version.js';
  * 21: the items and their front matter in sections of their own, each item readable alone (packed.ts
  * packList), with the items' ids, paths, titles and statuses as columns in `meta` (ItemTable): a one-shot decodes
  * the items it shows.
+ * 22: the items' id routes in a section of their own (`routes`: IdRouter.saveRoutes), looked up where they
+ * lie by a one-shot instead of routing every item at its start; `meta`'s numbers as binary leaves, the
+ * statuses as codes of their names, no titles, the files' paths only when they are not the items'.
  */
-export const CACHE_FORMAT = 21;
+export const CACHE_FORMAT = 22;
 const HEADER_BYTES = 4;
-/** A header is a version and five section lengths: anything longer is not one of ours. */
+/** A header is a version and seven section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
-const SECTIONS = ['index', 'meta', 'items', 'frontmatter', 'bodies', 'diagnostics'] as const;
+const SECTIONS = ['index', 'meta', 'items', 'frontmatter', 'bodies', 'diagnostics', 'routes'] as const;
 
 export interface FileStat {
   size: number;
@@ -86,13 +94,13 @@ export interface CacheSnapshot {
 }
 
 /**
- * The cached items by position, each decoded when first asked for: their ids, paths and titles are
- * columns read with the header (a one-shot search routes ids and checks paths without the items).
+ * The cached items by position, each decoded when first asked for: their ids, paths and statuses are
+ * columns read with the header (a one-shot search checks paths without the items).
  */
 export interface ItemTable {
   readonly ids: readonly string[];
   readonly paths: readonly string[];
-  readonly titles: readonly string[];
+  /** Made from the status column when first read. */
   readonly statuses: readonly (string | null)[];
   /** Item `i` (its body decoded when first read), as the whole `items` list has it; throws when malformed. */
   item(i: number): BacklogItem;
@@ -153,20 +161,37 @@ export async function writeIndexCache(
   const listed = packList(items.map((item) => ({ ...item, body: '', frontmatter: {} })));
   const frontmatter = packList(items.map((item) => item.frontmatter));
   const filePaths = Object.keys(files);
-  // Plain JSON (no binary leaves, no tags): unpack then only parses it.
-  const meta = pack({
-    filePaths,
-    fileSizes: filePaths.map((p) => files[p].size),
-    fileMtimes: filePaths.map((p) => files[p].mtime_ms),
-    bodyBytes: bodies.map((b) => b.length),
-    ids: items.map((item) => item.id),
-    paths: items.map((item) => item.path),
-    titles: items.map((item) => item.title),
-    statuses: items.map((item) => item.status ?? null),
-    itemEnds: [...listed.ends],
-    frontmatterEnds: [...frontmatter.ends],
+  const paths = items.map((item) => item.path);
+  // Each status once, and each item's as a number (a column of 50,000 strings was parsed at every start).
+  const statusNames: (string | null)[] = [];
+  const statusCode = new Map<string | null, number>();
+  const statusAt = Uint32Array.from(items, ({ status = null }) => {
+    if (!statusCode.has(status)) statusCode.set(status, statusNames.push(status) - 1);
+    return statusCode.get(status)!;
   });
-  const sections = [index, meta, listed.bytes, frontmatter.bytes, Buffer.concat(bodies), pack(diagnostics)];
+  // Strings as JSON, numbers as binary leaves (read where they lie); the files' paths only when they are
+  // not the items' (a service writes one file per item, in the items' order).
+  const meta = pack({
+    ...(filePaths.length === paths.length && filePaths.every((p, i) => p === paths[i]) ? {} : { filePaths }),
+    fileSizes: Float64Array.from(filePaths, (p) => files[p].size),
+    fileMtimes: Float64Array.from(filePaths, (p) => files[p].mtime_ms),
+    bodyBytes: Float64Array.from(bodies, (b) => b.length),
+    ids: items.map((item) => item.id),
+    paths,
+    statusNames,
+    statusAt,
+    itemEnds: listed.ends,
+    frontmatterEnds: frontmatter.ends,
+  });
+  const sections = [
+    index,
+    meta,
+    listed.bytes,
+    frontmatter.bytes,
+    Buffer.concat(bodies),
+    pack(diagnostics),
+    IdRouter.saveRoutes(items),
+  ];
   const json = JSON.stringify({
     version,
     sections: SECTIONS.map((name, i) => [name, sections[i].byteLength]),
@@ -192,7 +217,8 @@ export async function readIndexCache(
   version: string,
   { lazyItems = false }: { lazyItems?: boolean } = {},
 ): Promise<
-  { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns } | { reason: string; missing?: boolean }
+  | { snapshot: CacheSnapshot; table: ItemTable; files: FileColumns; routes: Uint8Array }
+  | { reason: string; missing?: boolean }
 > {
   const read = await readSignedFile(path);
   if (!('body' in read)) return read;
@@ -204,12 +230,12 @@ export async function readIndexCache(
     const bodyOf = bodyReader(meta.bodyBytes, sections.bodies);
     const table = itemTable(meta, sections, bodyOf);
     const snapshot = { index: sections.index } as unknown as CacheSnapshot;
-    lazyFiles(snapshot, meta);
+    const files = { paths: meta.filePaths, sizes: meta.fileSizes, mtimes: meta.fileMtimes };
+    lazyFiles(snapshot, files);
     lazyItemList(snapshot, () => allItems(meta, sections, bodyOf));
     if (!lazyItems) void snapshot.items;
     lazyDiagnostics(snapshot, sections.diagnostics);
-    const files = { paths: meta.filePaths, sizes: meta.fileSizes, mtimes: meta.fileMtimes };
-    return { snapshot, table, files };
+    return { snapshot, table, files, routes: sections.routes };
   } catch (err) {
     return { reason: `unreadable (${(err as Error).message})` };
   }
@@ -218,61 +244,81 @@ export async function readIndexCache(
 /** The files the cache was made from, as columns: path `i`'s size and modification time. */
 export interface FileColumns {
   paths: readonly string[];
-  sizes: readonly number[];
-  mtimes: readonly number[];
+  sizes: ArrayLike<number>;
+  mtimes: ArrayLike<number>;
 }
 
-/** `meta` as written: the files, each body's length in bytes, the item columns and where each item ends. */
+/** `meta` as read: the files, each body's length in bytes, the item columns and where each item ends. */
 interface Meta {
   filePaths: string[];
-  fileSizes: number[];
-  fileMtimes: number[];
-  bodyBytes: number[];
+  fileSizes: Float64Array;
+  fileMtimes: Float64Array;
+  bodyBytes: Float64Array;
   ids: string[];
   paths: string[];
-  titles: string[];
-  statuses: (string | null)[];
-  itemEnds: number[];
-  frontmatterEnds: number[];
+  statusNames: (string | null)[];
+  statusAt: Uint32Array;
+  itemEnds: Uint32Array;
+  frontmatterEnds: Uint32Array;
 }
 
-/** `meta` checked: a list per item of each column, each of the item's length, and the lists' ends increasing. */
+/** A binary leaf of `n` numbers as a typed array (a view where it lies, a copy when it lies unaligned). */
+function numbers<T extends Float64Array | Uint32Array>(
+  leaf: unknown,
+  Kind: { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T; BYTES_PER_ELEMENT: number },
+  n: number,
+): T {
+  const size = Kind.BYTES_PER_ELEMENT;
+  if (!(leaf instanceof Uint8Array) || leaf.byteLength !== n * size)
+    throw new Error('a malformed item table');
+  const bytes = leaf.byteOffset % size === 0 ? leaf : Uint8Array.prototype.slice.call(leaf);
+  return new Kind(bytes.buffer, bytes.byteOffset, n);
+}
+
+/**
+ * `meta` checked: a column of each per item (a number column of the files per file), strings where
+ * strings are, the lists' ends increasing and each status one of the names.
+ */
 function readMeta(value: unknown): Meta {
-  const meta = (value ?? {}) as Partial<Meta>;
-  const n = Array.isArray(meta.ids) ? meta.ids.length : -1;
-  const strings = (list: unknown) =>
+  const meta = (value ?? {}) as Record<keyof Meta, unknown>;
+  const strings = (list: unknown, n: number): list is string[] =>
     Array.isArray(list) && list.length === n && list.every((s) => typeof s === 'string');
-  const ends = (list: unknown) =>
-    Array.isArray(list) &&
-    list.length === n &&
-    list.every((end, i) => Number.isSafeInteger(end) && (i === 0 ? end > 0 : end > list[i - 1]));
-  const files = Array.isArray(meta.filePaths) ? meta.filePaths.length : -1;
-  const numbers = (list: unknown) =>
-    Array.isArray(list) && list.length === files && list.every((x) => typeof x === 'number');
+  const n = Array.isArray(meta.ids) ? meta.ids.length : -1;
+  const filePaths = meta.filePaths === undefined ? meta.paths : meta.filePaths;
+  const files = Array.isArray(filePaths) ? filePaths.length : -1;
   if (
-    !Array.isArray(meta.filePaths) ||
-    !meta.filePaths.every((p) => typeof p === 'string') ||
-    !numbers(meta.fileSizes) ||
-    !numbers(meta.fileMtimes) ||
-    !strings(meta.ids) ||
-    !strings(meta.paths) ||
-    !strings(meta.titles) ||
-    !Array.isArray(meta.statuses) ||
-    meta.statuses.length !== n ||
-    !meta.statuses.every((s) => s === null || typeof s === 'string') ||
-    !ends(meta.itemEnds) ||
-    !ends(meta.frontmatterEnds) ||
-    !Array.isArray(meta.bodyBytes) ||
-    meta.bodyBytes.length !== n
+    !strings(meta.ids, n) ||
+    !strings(meta.paths, n) ||
+    !strings(filePaths, files) ||
+    !Array.isArray(meta.statusNames) ||
+    !meta.statusNames.every((s) => s === null || typeof s === 'string')
   )
     throw new Error('a malformed item table');
-  return meta as Meta;
+  const statusAt = numbers(meta.statusAt, Uint32Array, n);
+  const itemEnds = numbers(meta.itemEnds, Uint32Array, n);
+  const frontmatterEnds = numbers(meta.frontmatterEnds, Uint32Array, n);
+  const increasing = (ends: Uint32Array) => ends.every((end, i) => (i === 0 ? end > 0 : end > ends[i - 1]));
+  const names = meta.statusNames.length;
+  if (!increasing(itemEnds) || !increasing(frontmatterEnds) || !statusAt.every((code) => code < names))
+    throw new Error('a malformed item table');
+  return {
+    filePaths,
+    fileSizes: numbers(meta.fileSizes, Float64Array, files),
+    fileMtimes: numbers(meta.fileMtimes, Float64Array, files),
+    bodyBytes: numbers(meta.bodyBytes, Float64Array, n),
+    ids: meta.ids,
+    paths: meta.paths,
+    statusNames: meta.statusNames as (string | null)[],
+    statusAt,
+    itemEnds,
+    frontmatterEnds,
+  };
 }
 
 /** `snapshot.files` made from the columns when first read (the indexer compares the columns). */
-const lazyFiles = lazyProperty('files', (meta: Meta): Record<string, FileStat> => {
+const lazyFiles = lazyProperty('files', (columns: FileColumns): Record<string, FileStat> => {
   const files: Record<string, FileStat> = {};
-  meta.filePaths.forEach((p, i) => (files[p] = { size: meta.fileSizes[i], mtime_ms: meta.fileMtimes[i] }));
+  columns.paths.forEach((p, i) => (files[p] = { size: columns.sizes[i], mtime_ms: columns.mtimes[i] }));
   return files;
 });
 
@@ -300,13 +346,12 @@ function allItems(
   return items as BacklogItem[];
 }
 
-/** Whether item `i` has the id, path, title and status its columns say. */
+/** Whether item `i` has the id, path and status its columns say. */
 function isItsColumns(meta: Meta, item: BacklogItem, i: number): boolean {
   return (
     item.id === meta.ids[i] &&
     item.path === meta.paths[i] &&
-    item.title === meta.titles[i] &&
-    (item.status ?? null) === meta.statuses[i]
+    (item.status ?? null) === meta.statusNames[meta.statusAt[i]]
   );
 }
 
@@ -316,12 +361,14 @@ function itemTable(
   sections: Record<'items' | 'frontmatter', Buffer>,
   bodyOf: (item: BacklogItem, i: number) => void,
 ): ItemTable {
-  const { ids, paths, titles, statuses } = meta;
+  const { ids, paths } = meta;
+  let statuses: (string | null)[] | undefined;
   return {
     ids,
     paths,
-    titles,
-    statuses,
+    get statuses() {
+      return (statuses ??= Array.from(meta.statusAt, (code) => meta.statusNames[code]));
+    },
     item(i) {
       const item = unpackElement(sections.items, meta.itemEnds, i) as BacklogItem;
       if (item === null || typeof item !== 'object' || !isItsColumns(meta, item, i))
@@ -372,6 +419,7 @@ function readSections(body: Buffer): { version: string } & Record<(typeof SECTIO
     bodies: out.bodies,
     index: out.index,
     diagnostics: out.diagnostics,
+    routes: out.routes,
   };
 }
 
@@ -404,14 +452,14 @@ const lazyDiagnostics = lazyProperty('diagnostics', (bytes: Buffer): Diagnostic[
  * body's length in UTF-8 bytes, one after the other in `bytes` (a view of the file's, kept while a body
  * is still to be decoded).
  */
-function bodyReader(bodyBytes: unknown[], bytes: Buffer): (item: BacklogItem, i: number) => void {
+function bodyReader(bodyBytes: Float64Array, bytes: Buffer): (item: BacklogItem, i: number) => void {
   if (
-    !bodyBytes.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) ||
-    (bodyBytes as number[]).reduce((a, b) => a + b, 0) !== bytes.length
+    !bodyBytes.every((n) => Number.isSafeInteger(n) && n >= 0) ||
+    bodyBytes.reduce((a, b) => a + b, 0) !== bytes.length
   )
     throw new Error('items and bodies disagree');
   const starts = new Float64Array(bodyBytes.length + 1);
-  for (let i = 0; i < bodyBytes.length; i++) starts[i + 1] = starts[i] + (bodyBytes[i] as number);
+  for (let i = 0; i < bodyBytes.length; i++) starts[i + 1] = starts[i] + bodyBytes[i];
   const lazyBody = lazyProperty('body', (i: number) => {
     readBytes(bytes, starts[i], starts[i + 1]);
     return bytes.toString('utf8', starts[i], starts[i + 1]);

@@ -23,6 +23,7 @@ import {
   statFiles,
   statFilesAlong,
   walkBacklog,
+  walkBacklogSync,
 } from '../storage/backlog-store.js';
 import {
   detectFormat,
@@ -36,7 +37,7 @@ import { lengthWithinWords } from '../storage/parse.js';
 import { isRelativeInside } from '../storage/root-path.js';
 import type { BacklogItem, Diagnostic } from '../storage/types.js';
 import { readSome, release } from '../storage/unread-bytes.js';
-import { readIndexCache, writeIndexCache, type FileStat } from './index-cache.js';
+import { readIndexCache, writeIndexCache, type FileColumns, type FileStat } from './index-cache.js';
 import type { ItemStore } from './item-store.js';
 import type { Limits } from './limits.js';
 
@@ -83,6 +84,11 @@ export interface IndexerOptions {
    * Only when no file changed since the cache was written; a restore that then fails deletes the cache.
    */
   deferIndex?: boolean;
+  /**
+   * A search follows the open (a one-shot `search`): with deferIndex, the persisted index is parsed while
+   * the files are stat'ed (OramaSearchService.readAhead), not after.
+   */
+  searchSoon?: boolean;
 }
 
 export class Indexer {
@@ -94,6 +100,7 @@ export class Indexer {
   private readonly versionFor: (formatSignature: string) => string;
   private readonly forcedFormat: FormatName | undefined;
   private readonly deferIndex: boolean;
+  private readonly searchSoon: boolean;
   private currentFormat: BacklogFormat = nativeFormat;
   private cachePath: string | null;
   private cacheInfo: CacheInfo;
@@ -123,6 +130,7 @@ export class Indexer {
     this.versionFor = options.cacheVersion;
     this.forcedFormat = options.format;
     this.deferIndex = options.deferIndex ?? false;
+    this.searchSoon = options.searchSoon ?? false;
     this.cacheInfo = { path: this.cachePath, used: false, changed: 0, bytes: null };
   }
 
@@ -196,11 +204,10 @@ export class Indexer {
       ];
       return false;
     };
-    // The files are listed and, in a large backlog, stat'ed in a thread while the cache is read.
-    const walking = walkBacklog(this.dir).then(async (walked) => ({
-      walked,
-      stats: await statFilesAlong(this.dir, walked.files),
-    }));
+    // The files are listed first and, in a large backlog, stat'ed in a thread while the cache is read.
+    const listed = walkBacklogSync(this.dir);
+    const stating = statFilesAlong(this.dir, listed.files);
+    const walking = stating.stats.then((stats) => ({ walked: listed, stats }));
     walking.catch(() => undefined);
     // A one-shot reads the items it shows (ItemTable), when nothing changed; the rest reads them all now.
     const read = await readIndexCache(this.cachePath!, this.cacheVersion, { lazyItems: this.deferIndex });
@@ -209,27 +216,11 @@ export class Indexer {
       return read.missing ? false : unusable(read.reason);
     }
     const { snapshot, table } = read;
+    if (this.deferIndex && this.searchSoon) this.index.readAhead(snapshot.index, read.routes);
+    // Nothing else to do before the stats: this thread takes its share of them.
+    stating.help();
     const { walked, stats } = await walking;
-    // Every file's size and modification time against the cache's (columns: no object per file).
-    const { files } = read;
-    const cachedAt = new Map<string, number>();
-    files.paths.forEach((p, j) => cachedAt.set(p, j));
-    const statAt = new Map<string, number>();
-    const changed: string[] = [];
-    walked.files.forEach((p, k) => {
-      if (stats[2 * k] < 0) return; // vanished, or not a file now
-      statAt.set(p, k);
-      const j = cachedAt.get(p);
-      if (j === undefined || files.sizes[j] !== stats[2 * k] || files.mtimes[j] !== stats[2 * k + 1])
-        changed.push(p);
-    });
-    // Only what is inside the root now counts: an item whose file is gone (or never was there) is dropped.
-    const removed = [
-      ...new Set([
-        ...files.paths.filter((p) => !statAt.has(p)),
-        ...table.paths.filter((p) => !statAt.has(p)),
-      ]),
-    ];
+    const { changed, removed } = compareFiles(read.files, table.paths, walked.files, stats);
     const cachePath = this.cachePath!;
     // Told when the index turns out unusable after it was taken (its bytes are read when first used).
     const builtInstead = (why: string) => {
@@ -241,10 +232,13 @@ export class Indexer {
     };
     if (this.deferIndex && changed.length + removed.length === 0) {
       // Every item's path is a file the walk found (nothing removed): inside the root, not ignored.
-      if (new Set(table.ids).size !== table.ids.length) return unusable('an item in it is malformed');
+      const at = new Map<string, number>();
+      table.ids.forEach((id, i) => at.set(id, i));
+      if (at.size !== table.ids.length) return unusable('an item in it is malformed');
       // Each item read when first asked for, checked then: one that is not what it must be (a bug: the
       // file is signed) fails the lookup that asked and drops the cache; the CLI runs the command again.
       this.store.replaceLater({
+        at,
         ids: table.ids,
         paths: table.paths,
         statuses: table.statuses,
@@ -268,8 +262,8 @@ export class Indexer {
       // store and id routing take them by position, each made when first read (a one-shot's results).
       this.index.restoreLater(snapshot.index, docs, builtInstead, {
         ids: table.ids,
-        paths: table.paths,
-        titles: table.titles,
+        at,
+        routes: read.routes,
         doc: (i) => this.store.toSearchDocument(this.store.byId(table.ids[i])!),
       });
     } else {
@@ -587,6 +581,51 @@ export class Indexer {
       this.cachePath = null;
     }
   }
+}
+
+/**
+ * Every file's size and modification time against the cache's (columns: no object per file): `changed`,
+ * the walked files whose stats differ or that the cache does not have; `removed`, the cache's files and
+ * items' paths that are not a file now (an item whose file is gone, or never was there, is dropped).
+ * `stats`: statFilesAlong's, along `walked`.
+ */
+export function compareFiles(
+  files: FileColumns,
+  itemPaths: readonly string[],
+  walked: readonly string[],
+  stats: Float64Array,
+): { changed: string[]; removed: string[] } {
+  const changed: string[] = [];
+  const n = walked.length;
+  // The usual case: the cache's files and items are the walk's files in its order (the cache was written
+  // from a walk), compared along without a map of 50,000 paths.
+  if (files.paths.length === n && itemPaths.length === n) {
+    let k = 0;
+    while (k < n && files.paths[k] === walked[k] && itemPaths[k] === walked[k]) k++;
+    if (k === n) {
+      const removed: string[] = [];
+      for (let i = 0; i < n; i++) {
+        if (stats[2 * i] < 0) removed.push(walked[i]);
+        else if (files.sizes[i] !== stats[2 * i] || files.mtimes[i] !== stats[2 * i + 1])
+          changed.push(walked[i]);
+      }
+      return { changed, removed };
+    }
+  }
+  const cachedAt = new Map<string, number>();
+  files.paths.forEach((p, j) => cachedAt.set(p, j));
+  const statAt = new Map<string, number>();
+  walked.forEach((p, k) => {
+    if (stats[2 * k] < 0) return; // vanished, or not a file now
+    statAt.set(p, k);
+    const j = cachedAt.get(p);
+    if (j === undefined || files.sizes[j] !== stats[2 * k] || files.mtimes[j] !== stats[2 * k + 1])
+      changed.push(p);
+  });
+  const removed = [
+    ...new Set([...files.paths.filter((p) => !statAt.has(p)), ...itemPaths.filter((p) => !statAt.has(p))]),
+  ];
+  return { changed, removed };
 }
 
 /** What every cached item must look like before it is used (the cache is checked, not trusted). */

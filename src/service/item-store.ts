@@ -62,6 +62,8 @@ function withoutComments(markdown: string): string {
  */
 export interface ItemSource {
   readonly ids: readonly string[];
+  /** Each id's position, when the caller has it (else made from the ids). */
+  readonly at?: ReadonlyMap<string, number>;
   readonly paths: readonly string[];
   /** Each item's status (the filter vocabulary: statusVocabulary). */
   readonly statuses: readonly (string | null)[];
@@ -72,7 +74,7 @@ export interface ItemSource {
 interface LaterItems {
   source: ItemSource;
   /** Position of each id. */
-  at: Map<string, number>;
+  at: ReadonlyMap<string, number>;
   decoded: (BacklogItem | undefined)[];
   /** When they were put (indexedTime). */
   since: number;
@@ -133,8 +135,12 @@ export class ItemStore {
    */
   replaceLater(source: ItemSource): void {
     this.replaceAll([]);
-    const at = new Map<string, number>();
-    source.ids.forEach((id, i) => at.set(id, i));
+    let at = source.at;
+    if (!at) {
+      const made = new Map<string, number>();
+      source.ids.forEach((id, i) => made.set(id, i));
+      at = made;
+    }
     this.later = { source, at, decoded: [], since: Date.now(), lookups: false };
   }
 

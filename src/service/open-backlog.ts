@@ -164,6 +164,7 @@ export async function beginOpenBacklog(
     hybrid: options.hybrid,
     background: options.background,
     ...(options.saveEveryBody ? { saveEveryBody: true } : {}),
+    ...(options.expectQuery !== undefined ? { searchSoon: true } : {}),
     ...(options.optionSchemas === false ? { optionSchemas: false } : {}),
     embeddings: {
       provider,

@@ -1,4 +1,4 @@
-import type { Stats } from 'node:fs';
+import { lstatSync, readdirSync, type Dirent, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
@@ -40,19 +40,42 @@ export async function walkBacklog(root: string): Promise<{ files: string[]; link
   // `rel`: the folder's path from the root, joined with `/` as it goes (path.relative per file cost a
   // start of 10,000 files 60 ms).
   async function walk(dir: string, rel: string): Promise<void> {
-    const entries = await readdir(dir, { withFileTypes: true });
-    for (const entry of entries) {
-      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = rel + entry.name;
-      if (entry.isDirectory()) await walk(join(dir, entry.name), `${path}/`);
-      // Links to text files or (extension-less) folders are reported; links to images and the like are not backlog files anyway.
-      else if (entry.isSymbolicLink() && (TEXT_EXTENSIONS.has(fileType(entry.name)) || !fileType(entry.name)))
-        links.push(path);
-      else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) files.push(path);
+      if (listEntry(entry, path, files, links)) await walk(join(dir, entry.name), `${path}/`);
     }
   }
   await walk(root, '');
   return { files: files.sort(), links: links.sort() };
+}
+
+/**
+ * walkBacklog, synchronously: a start from the persisted index lists the files before it reads the cache,
+ * so that a large backlog's stat thread starts at once (listed while the cache was read, they were ready
+ * only after it: the thread then started half a second late at 50,000 files).
+ */
+export function walkBacklogSync(root: string): { files: string[]; links: string[] } {
+  const files: string[] = [];
+  const links: string[] = [];
+  const walk = (dir: string, rel: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = rel + entry.name;
+      if (listEntry(entry, path, files, links)) walk(join(dir, entry.name), `${path}/`);
+    }
+  };
+  walk(root, '');
+  return { files: files.sort(), links: links.sort() };
+}
+
+/** Puts a folder entry (at `path` from the root) among the files or links; true for a folder to walk. */
+function listEntry(entry: Dirent, path: string, files: string[], links: string[]): boolean {
+  if (entry.name.startsWith('.') || entry.name === 'node_modules') return false;
+  if (entry.isDirectory()) return true;
+  // Links to text files or (extension-less) folders are reported; links to images and the like are not backlog files anyway.
+  if (entry.isSymbolicLink() && (TEXT_EXTENSIONS.has(fileType(entry.name)) || !fileType(entry.name)))
+    links.push(path);
+  else if (entry.isFile() && TEXT_EXTENSIONS.has(fileType(entry.name))) files.push(path);
+  return false;
 }
 
 /**
@@ -84,23 +107,49 @@ const STAT_BATCH = 2000;
 /** From this many files a start's stat of every file runs in a thread (statFilesAlong); below, it costs less than the thread. */
 export const STAT_ASIDE_FILES = 5000;
 
+/** Paths a thread (or the main thread, statFilesAlong's `help`) takes at a time. */
+const STAT_CHUNK = 256;
+
 /**
- * The lstat loop of statFilesAlong, in a thread of its own: for each path its size and modification time,
- * or -1 for a path that vanished, cannot be read, or is not a regular file now.
+ * The lstat loop of statFilesAlong: chunks of `paths` taken in turn from the shared counter `counts[0]`
+ * (the stat thread and the main thread, once it has nothing else to do, take them from the same), for
+ * each path its size and modification time in `out`, or -1 for a path that vanished, cannot be read, or
+ * is not a regular file now; `counts[1]`: paths done. Self-contained: the thread runs its source
+ * (`String(statChunks)`).
  */
+function statChunks(
+  lstat: typeof lstatSync,
+  base: string,
+  paths: readonly string[],
+  counts: Int32Array,
+  out: Float64Array,
+  chunk: number,
+): void {
+  for (;;) {
+    const from = Atomics.add(counts, 0, chunk);
+    if (from >= paths.length) return;
+    const to = Math.min(from + chunk, paths.length);
+    for (let i = from; i < to; i++) {
+      try {
+        const st = lstat(base + paths[i], { throwIfNoEntry: false });
+        if (st && st.isFile()) {
+          out[2 * i] = st.size;
+          out[2 * i + 1] = st.mtimeMs;
+        }
+      } catch {
+        // Left at -1, as a vanished file.
+      }
+    }
+    Atomics.add(counts, 1, to - from);
+  }
+}
+
 const STAT_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { lstatSync } = require('node:fs');
-const { join } = require('node:path');
-const { root, paths } = workerData;
-const out = new Float64Array(2 * paths.length).fill(-1);
-for (let i = 0; i < paths.length; i++) {
-  try {
-    const st = lstatSync(join(root, paths[i]), { throwIfNoEntry: false });
-    if (st && st.isFile()) { out[2 * i] = st.size; out[2 * i + 1] = st.mtimeMs; }
-  } catch {}
-}
-parentPort.postMessage(out, [out.buffer]);
+const { base, paths, counts, out, chunk } = workerData;
+(${String(statChunks)})(lstatSync, base, paths, new Int32Array(counts), new Float64Array(out), chunk);
+parentPort.postMessage('done');
 `;
 
 /**
@@ -108,12 +157,35 @@ parentPort.postMessage(out, [out.buffer]);
  * from it, none hidden), as an array along them: size and modification time of path `i` at `2i` and
  * `2i + 1`, -1 where statFiles leaves the path out (no object per file: a start compares them with the
  * cache's columns). From STAT_ASIDE_FILES paths in a worker thread: a start at 50,000 files stats them
- * (about a second on the main thread) while the main thread reads the persisted index; statFiles when the
- * thread cannot run.
+ * (about a second on one thread) while the main thread reads the persisted index; `help()` (the main
+ * thread, once it would otherwise wait) takes chunks of what is left beside the thread. statFiles when
+ * the thread cannot run.
  */
-export async function statFilesAlong(root: string, paths: string[]): Promise<Float64Array> {
-  const aside = paths.length >= STAT_ASIDE_FILES ? await statInThread(root, paths) : null;
-  if (aside) return aside;
+export function statFilesAlong(
+  root: string,
+  paths: string[],
+): { stats: Promise<Float64Array>; help: () => void } {
+  if (paths.length < STAT_ASIDE_FILES) return { stats: statFilesHere(root, paths), help: () => undefined };
+  // The walk's paths are plain names joined by '/' (no '.', '..' nor empty part): joined as strings, not
+  // by path.join, which normalized each (a quarter of the thread's time at 50,000 files).
+  const base = root.endsWith(sep) || root.endsWith('/') ? root : root + sep;
+  const counts = new Int32Array(new SharedArrayBuffer(8));
+  const out = new Float64Array(new SharedArrayBuffer(16 * paths.length)).fill(-1);
+  let doneHere!: () => void;
+  const stats = new Promise<Float64Array>((resolve) => {
+    doneHere = () => resolve(out);
+    const data = { base, paths, counts: counts.buffer, out: out.buffer, chunk: STAT_CHUNK };
+    void statInThread(data).then((done) => resolve(done ? out : statFilesHere(root, paths)));
+  });
+  const help = () => {
+    statChunks(lstatSync, base, paths, counts, out, STAT_CHUNK);
+    // Every path done (a chunk the thread took is counted once it is written): no wait for the thread.
+    if (Atomics.load(counts, 1) === paths.length) doneHere();
+  };
+  return { stats, help };
+}
+
+async function statFilesHere(root: string, paths: string[]): Promise<Float64Array> {
   const stats = await statFiles(root, paths);
   const out = new Float64Array(2 * paths.length).fill(-1);
   paths.forEach((p, i) => {
@@ -124,20 +196,24 @@ export async function statFilesAlong(root: string, paths: string[]): Promise<Flo
   return out;
 }
 
-/** STAT_WORKER's answer, or null when the thread could not run. */
-async function statInThread(root: string, paths: string[]): Promise<Float64Array | null> {
-  const { Worker } = await import('node:worker_threads');
-  const stats = await new Promise<Float64Array | null>((resolve) => {
+/** Runs STAT_WORKER; whether it went through every chunk (false: it could not run, or failed). */
+async function statInThread(data: Record<string, unknown>): Promise<boolean> {
+  // Started now, not after an import resolves (which waits for the event loop, while the main thread
+  // reads the cache and then takes chunks itself): getBuiltinModule from Node 20.16.
+  const builtin = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  const { Worker } =
+    (builtin?.('node:worker_threads') as typeof import('node:worker_threads') | undefined) ??
+    (await import('node:worker_threads'));
+  return new Promise<boolean>((resolve) => {
     try {
-      const worker = new Worker(STAT_WORKER, { eval: true, workerData: { root, paths } });
-      worker.once('message', (m) => resolve(m instanceof Float64Array ? m : null));
-      worker.once('error', () => resolve(null));
-      worker.once('exit', () => resolve(null));
+      const worker = new Worker(STAT_WORKER, { eval: true, workerData: data });
+      worker.once('message', (m) => resolve(m === 'done'));
+      worker.once('error', () => resolve(false));
+      worker.once('exit', () => resolve(false));
     } catch {
-      resolve(null);
+      resolve(false);
     }
   });
-  return stats && stats.length === 2 * paths.length ? stats : null;
 }
 
 function fileDiagnostic(path: string, code: string, message: string, level: Diagnostic['level'] = 'warning') {
