@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
 import { BacklogError, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
+import { buildWhere, matchesWhere } from '../search/filters.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { OutsideStats } from '../search/score.js';
 import type { SearchFilters, SearchHit, SearchResult } from '../search/types.js';
@@ -18,7 +19,7 @@ import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, defaultCacheDir } from './cache-file.js';
 import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
-import { ItemStore } from './item-store.js';
+import { ItemStore, updatedMsOf } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
 import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
@@ -353,9 +354,20 @@ export class BacklogService {
     const filters = filtersOf(opts);
     const live = opts.state === undefined;
     if (live) filters.state = [...LIVE_STATES];
-    const found = this.index.search({ query: '', filters, limit: Number.MAX_SAFE_INTEGER });
-    let items = found.hits.map((h) => this.store.byId(h.id)!);
-    items = sortItems(items, opts.sort, this.statuses());
+    // The items themselves, filtered as the index's `where` would (matchesWhere): a one-shot `list` never
+    // reads the index (issue #23). Most recently updated first; ties in the items' order.
+    const all = this.store.filterable();
+    const paths = () => all.map((x) => x.item.path);
+    const where = buildWhere(filters, paths);
+    const dated = all
+      .filter((x) => where !== null && matchesWhere(x.keyOf, where))
+      .map((x) => ({ item: x.item, at: updatedMsOf(x.item) }));
+    dated.sort((a, b) => (a.at < b.at ? 1 : b.at < a.at ? -1 : 0));
+    const items = sortItems(
+      dated.map((d) => d.item),
+      opts.sort,
+      this.statuses(),
+    );
     const counts: Record<string, number> = {};
     for (const item of items) {
       const key = item.status ?? 'none';
@@ -371,17 +383,18 @@ export class BacklogService {
     if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
     if (live) {
       // What the default left out, so that "nothing in progress" is never said of archived work unseen.
-      const others = this.index.search({
-        query: '',
-        filters: { ...filters, state: TASK_STATES.filter((s) => !LIVE_STATES.includes(s)) },
-        limit: Number.MAX_SAFE_INTEGER,
-      });
+      const others = buildWhere(
+        { ...filters, state: TASK_STATES.filter((s) => !LIVE_STATES.includes(s)) },
+        paths,
+      );
       const hidden: Partial<Record<TaskState, number>> = {};
-      for (const h of others.hits) {
-        const state = this.store.byId(h.id)!.state!;
-        hidden[state] = (hidden[state] ?? 0) + 1;
+      let shown = 0;
+      for (const { item, keyOf } of all) {
+        if (others === null || !matchesWhere(keyOf, others)) continue;
+        hidden[item.state!] = (hidden[item.state!] ?? 0) + 1;
+        shown++;
       }
-      if (others.total > 0) response.not_shown = hidden;
+      if (shown > 0) response.not_shown = hidden;
     }
     return response;
   }

@@ -3,6 +3,8 @@
  * resource URI or a path, and the tree (parent -> children, ancestors) and link graph derived from them.
  * Changed one item at a time (a burst of file changes stays linear); the link graph is rebuilt on demand.
  */
+import type { FilterKeys } from '../search/filters.js';
+import { filterKey, type FilterSource } from '../search/indexed-document.js';
 import { LinkGraph } from '../search/related.js';
 import type { SearchDocument } from '../search/types.js';
 import { idKey, statusKey } from '../storage/ids.js';
@@ -307,6 +309,34 @@ export class ItemStore {
       queue.push(...this.children(next));
     }
     return out;
+  }
+
+  /**
+   * Every item in order, with its key of each filter field as its search document gives it (the index's
+   * `where`), each made when asked for; the items are read one by one, the store left as it is (a
+   * one-shot `list` reads the items, not the index nor the tree: BacklogService.list).
+   */
+  filterable(): { item: BacklogItem; keyOf: (field: keyof FilterKeys) => string | string[] | undefined }[] {
+    return this.ids().map((id) => {
+      const item = this.byId(id)!;
+      const source: FilterSource = {
+        id: item.id,
+        type: item.type,
+        state: item.state,
+        status: item.status,
+        tags: item.tags,
+        author: item.author,
+        parent_id: item.parent_id,
+        path: item.path,
+        folder: item.folder,
+        file_type: item.file_type,
+      };
+      return {
+        item,
+        keyOf: (field) =>
+          filterKey(field === 'lineage' ? { ...source, ancestors: this.ancestors(item) } : source, field),
+      };
+    });
   }
 
   /** The item as the search index takes it: text fields, filter keys, ancestors for `parent_id` filters. */
