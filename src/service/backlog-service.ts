@@ -19,7 +19,7 @@ import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, defaultCacheDir } from './cache-file.js';
 import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
-import { ItemStore, updatedMsOf } from './item-store.js';
+import { ItemStore } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
 import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
@@ -355,32 +355,31 @@ export class BacklogService {
     const live = opts.state === undefined;
     if (live) filters.state = [...LIVE_STATES];
     // The items themselves, filtered as the index's `where` would (matchesWhere): a one-shot `list` never
-    // reads the index (issue #23). Most recently updated first; ties in the items' order.
+    // reads the index (issue #23), and reads the items it shows. Most recently updated first; ties in the
+    // items' order.
     const all = this.store.filterable();
-    const paths = () => all.map((x) => x.item.path);
+    const paths = () => all.flatMap((x) => x.keyOf('path') ?? []);
     const where = buildWhere(filters, paths);
-    const dated = all
-      .filter((x) => where !== null && matchesWhere(x.keyOf, where))
-      .map((x) => ({ item: x.item, at: updatedMsOf(x.item) }));
-    dated.sort((a, b) => (a.at < b.at ? 1 : b.at < a.at ? -1 : 0));
-    const items = sortItems(
-      dated.map((d) => d.item),
-      opts.sort,
-      this.statuses(),
-    );
+    const dated = all.filter((x) => where !== null && matchesWhere(x.keyOf, where));
+    dated.sort((a, b) => (a.updatedMs < b.updatedMs ? 1 : b.updatedMs < a.updatedMs ? -1 : 0));
+    const sorted =
+      opts.sort === 'updated' || opts.sort === 'recent'
+        ? dated
+        : sortItems(
+            dated.map((x) => x.item),
+            opts.sort,
+            this.statuses(),
+          ).map((item) => ({ item, status: item.status ?? null }));
     const counts: Record<string, number> = {};
-    for (const item of items) {
-      const key = item.status ?? 'none';
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-    const page = items.slice(opts.offset, opts.offset + opts.limit);
+    for (const { status } of sorted) counts[status ?? 'none'] = (counts[status ?? 'none'] ?? 0) + 1;
+    const page = sorted.slice(opts.offset, opts.offset + opts.limit).map((x) => x.item);
     const response: ListResponse = {
       results: page.map(summarize),
-      total: items.length,
+      total: sorted.length,
       counts_by_status: counts,
       statuses: this.statuses(),
     };
-    if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
+    if (opts.offset + page.length < sorted.length) response.next_offset = opts.offset + page.length;
     if (live) {
       // What the default left out, so that "nothing in progress" is never said of archived work unseen.
       const others = buildWhere(
@@ -389,9 +388,9 @@ export class BacklogService {
       );
       const hidden: Partial<Record<TaskState, number>> = {};
       let shown = 0;
-      for (const { item, keyOf } of all) {
+      for (const { state, keyOf } of all) {
         if (others === null || !matchesWhere(keyOf, others)) continue;
-        hidden[item.state!] = (hidden[item.state!] ?? 0) + 1;
+        hidden[state!] = (hidden[state!] ?? 0) + 1;
         shown++;
       }
       if (shown > 0) response.not_shown = hidden;

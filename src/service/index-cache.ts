@@ -34,7 +34,8 @@ import { lazyProperty } from '../storage/lazy.js';
 import { readBytes } from '../storage/unread-bytes.js';
 import { writeFileAtomicStat } from '../storage/write-file.js';
 import { readSignedFile, signatureOf, signedFile, stampSignedFile } from './cache-file.js';
-import type { BacklogItem, Diagnostic } from '../storage/types.js';
+import { TASK_STATES, type BacklogItem, type Diagnostic, type TaskState } from '../storage/types.js';
+import { updatedMsOf } from './item-store.js';
 
 import { VERSION } from '../version.js';
 
@@ -66,8 +67,9 @@ import { VERSION } from '../version.js';
  * 21: the items and their front matter in sections of their own, each item readable alone (packed.ts
  * packList), with the items' ids, paths, titles and statuses as columns in `meta` (ItemTable): a one-shot decodes
  * the items it shows.
+ * 22: each item's state and date (`updatedMsOf`) as columns too: a one-shot `list` decodes the items it shows.
  */
-export const CACHE_FORMAT = 21;
+export const CACHE_FORMAT = 22;
 const HEADER_BYTES = 4;
 /** A header is a version and five section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
@@ -94,6 +96,9 @@ export interface ItemTable {
   readonly paths: readonly string[];
   readonly titles: readonly string[];
   readonly statuses: readonly (string | null)[];
+  readonly states: readonly (TaskState | null)[];
+  /** Each item's `updatedMsOf`: when it last changed (list's order). */
+  readonly updated: readonly number[];
   /** Item `i` (its body decoded when first read), as the whole `items` list has it; throws when malformed. */
   item(i: number): BacklogItem;
 }
@@ -163,6 +168,8 @@ export async function writeIndexCache(
     paths: items.map((item) => item.path),
     titles: items.map((item) => item.title),
     statuses: items.map((item) => item.status ?? null),
+    states: items.map((item) => item.state ?? null),
+    updated: items.map(updatedMsOf),
     itemEnds: [...listed.ends],
     frontmatterEnds: [...frontmatter.ends],
   });
@@ -232,6 +239,8 @@ interface Meta {
   paths: string[];
   titles: string[];
   statuses: (string | null)[];
+  states: (TaskState | null)[];
+  updated: number[];
   itemEnds: number[];
   frontmatterEnds: number[];
 }
@@ -260,6 +269,12 @@ function readMeta(value: unknown): Meta {
     !Array.isArray(meta.statuses) ||
     meta.statuses.length !== n ||
     !meta.statuses.every((s) => s === null || typeof s === 'string') ||
+    !Array.isArray(meta.states) ||
+    meta.states.length !== n ||
+    !meta.states.every((s) => s === null || (TASK_STATES as readonly unknown[]).includes(s)) ||
+    !Array.isArray(meta.updated) ||
+    meta.updated.length !== n ||
+    !meta.updated.every((x) => typeof x === 'number') ||
     !ends(meta.itemEnds) ||
     !ends(meta.frontmatterEnds) ||
     !Array.isArray(meta.bodyBytes) ||
@@ -300,13 +315,15 @@ function allItems(
   return items as BacklogItem[];
 }
 
-/** Whether item `i` has the id, path, title and status its columns say. */
+/** Whether item `i` has the id, path, title, status, state and date its columns say. */
 function isItsColumns(meta: Meta, item: BacklogItem, i: number): boolean {
   return (
     item.id === meta.ids[i] &&
     item.path === meta.paths[i] &&
     item.title === meta.titles[i] &&
-    (item.status ?? null) === meta.statuses[i]
+    (item.status ?? null) === meta.statuses[i] &&
+    (item.state ?? null) === meta.states[i] &&
+    Object.is(updatedMsOf(item), meta.updated[i])
   );
 }
 
@@ -316,12 +333,14 @@ function itemTable(
   sections: Record<'items' | 'frontmatter', Buffer>,
   bodyOf: (item: BacklogItem, i: number) => void,
 ): ItemTable {
-  const { ids, paths, titles, statuses } = meta;
+  const { ids, paths, titles, statuses, states, updated } = meta;
   return {
     ids,
     paths,
     titles,
     statuses,
+    states,
+    updated,
     item(i) {
       const item = unpackElement(sections.items, meta.itemEnds, i) as BacklogItem;
       if (item === null || typeof item !== 'object' || !isItsColumns(meta, item, i))
