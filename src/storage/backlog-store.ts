@@ -1,4 +1,4 @@
-import type { Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { nativeFormat, type BacklogFormat } from './formats/detect.js';
@@ -114,13 +114,22 @@ parentPort.postMessage(out, [out.buffer]);
 export async function statFilesAlong(root: string, paths: string[]): Promise<Float64Array> {
   const aside = paths.length >= STAT_ASIDE_FILES ? await statInThread(root, paths) : null;
   if (aside) return aside;
-  const stats = await statFiles(root, paths);
+  // STAT_WORKER's loop here: the paths need no check (statFiles checks each, and normalizes it with
+  // `join`: a tenth of a one-shot's stat of 700 files).
   const out = new Float64Array(2 * paths.length).fill(-1);
-  paths.forEach((p, i) => {
-    if (!Object.hasOwn(stats, p)) return;
-    out[2 * i] = stats[p].size;
-    out[2 * i + 1] = stats[p].mtime_ms;
-  });
+  const prefix = `${root}/`;
+  for (let i = 0; i < paths.length; i++) {
+    if (i > 0 && i % STAT_BATCH === 0) await new Promise((next) => setImmediate(next));
+    try {
+      const st = lstatSync(prefix + paths[i], { throwIfNoEntry: false });
+      if (st?.isFile()) {
+        out[2 * i] = st.size;
+        out[2 * i + 1] = st.mtimeMs;
+      }
+    } catch {
+      // Unreadable: left out, as a vanished file.
+    }
+  }
   return out;
 }
 
