@@ -106,7 +106,7 @@ const RUN = (): RegExp =>
  * so it finds the same runs there. Compiling RUN and running it the first times cost a one-shot search
  * ~10 ms (its classes span Unicode); a text of ASCII and NOT_WORD characters never needs it.
  */
-const ASCII_RUN = /([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:[\-_][A-Za-z0-9]+)*/g;
+const ASCII_RUN = /([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*/g;
 /**
  * Characters past ASCII that are no letter, mark or digit (nor ZWNJ/ZWJ), so never in a run nor what
  * decides where one ends: general punctuation (dashes, quotes), Latin-1 signs, arrows, mathematical and

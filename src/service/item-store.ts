@@ -336,14 +336,13 @@ export class ItemStore {
   filterable(): FilterableItem[] {
     const later = this.later;
     return this.ids().map((id, i): FilterableItem => {
-      const store = this;
       let item: BacklogItem | undefined;
       const read = () => (item ??= this.byId(id)!);
       const keyOf = (field: keyof FilterKeys) => {
         if (later && field === 'state') return later.source.states[i] ?? 'none';
         if (later && field === 'path') return later.source.paths[i] || undefined;
         const it = read();
-        return filterKey(field === 'lineage' ? { ...it, ancestors: store.ancestors(it) } : it, field);
+        return filterKey(field === 'lineage' ? { ...it, ancestors: this.ancestors(it) } : it, field);
       };
       return later
         ? {
