@@ -19,7 +19,7 @@ import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, defaultCacheDir } from './cache-file.js';
 import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
-import { ItemStore } from './item-store.js';
+import { ItemStore, type FilterableItem } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
 import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
@@ -354,14 +354,7 @@ export class BacklogService {
     const filters = filtersOf(opts);
     const live = opts.state === undefined;
     if (live) filters.state = [...LIVE_STATES];
-    // The items themselves, filtered as the index's `where` would (matchesWhere): a one-shot `list` never
-    // reads the index (issue #23), and reads the items it shows. Most recently updated first; ties in the
-    // items' order.
-    const all = this.store.filterable();
-    const paths = () => all.flatMap((x) => x.keyOf('path') ?? []);
-    const where = buildWhere(filters, paths);
-    const dated = all.filter((x) => where !== null && matchesWhere(x.keyOf, where));
-    dated.sort((a, b) => (a.updatedMs < b.updatedMs ? 1 : b.updatedMs < a.updatedMs ? -1 : 0));
+    const dated = this.index.restorePending ? this.listedItems(filters) : this.indexedItems(filters);
     const sorted =
       opts.sort === 'updated' || opts.sort === 'recent'
         ? dated
@@ -382,20 +375,40 @@ export class BacklogService {
     if (opts.offset + page.length < sorted.length) response.next_offset = opts.offset + page.length;
     if (live) {
       // What the default left out, so that "nothing in progress" is never said of archived work unseen.
-      const others = buildWhere(
-        { ...filters, state: TASK_STATES.filter((s) => !LIVE_STATES.includes(s)) },
-        paths,
-      );
+      const state = TASK_STATES.filter((s) => !LIVE_STATES.includes(s));
+      const others = this.index.restorePending
+        ? this.listedItems({ ...filters, state })
+        : this.indexedItems({ ...filters, state });
       const hidden: Partial<Record<TaskState, number>> = {};
-      let shown = 0;
-      for (const { state, keyOf } of all) {
-        if (others === null || !matchesWhere(keyOf, others)) continue;
-        hidden[state!] = (hidden[state!] ?? 0) + 1;
-        shown++;
-      }
-      if (shown > 0) response.not_shown = hidden;
+      for (const x of others) hidden[x.state!] = (hidden[x.state!] ?? 0) + 1;
+      if (others.length > 0) response.not_shown = hidden;
     }
     return response;
+  }
+
+  /**
+   * The items passing `filters`, most recently updated first, from the index (a long-lived process's,
+   * always there): ties in its order.
+   */
+  private indexedItems(filters: SearchFilters): ListedItem[] {
+    const found = this.index.search({ query: '', filters, limit: Number.MAX_SAFE_INTEGER });
+    return found.hits.map((h) => {
+      const item = this.store.byId(h.id)!;
+      return { item, state: item.state ?? null, status: item.status ?? null };
+    });
+  }
+
+  /**
+   * indexedItems while a one-shot's index is not read yet (restoreLater): the items themselves, filtered
+   * as the index's `where` would (matchesWhere), so a one-shot `list` never reads the index and reads the
+   * items it shows (issue #23). Ties in the items' order, the index's but for an id removed and added
+   * again by the process that wrote the cache.
+   */
+  private listedItems(filters: SearchFilters): ListedItem[] {
+    const all = this.store.filterable();
+    const where = buildWhere(filters, () => all.flatMap((x) => x.keyOf('path') ?? []));
+    const dated = all.filter((x) => where !== null && matchesWhere(x.keyOf, where));
+    return dated.sort((a, b) => (a.updatedMs < b.updatedMs ? 1 : b.updatedMs < a.updatedMs ? -1 : 0));
   }
 
   /** The list options that are not plain (plain-options.ts), read by the schema. */
@@ -579,6 +592,9 @@ export class BacklogService {
     }
   }
 }
+
+/** An item as `list` reads it: itself (read when asked for, ItemStore.filterable), its state and status. */
+type ListedItem = Pick<FilterableItem, 'item' | 'state' | 'status'>;
 
 /** The filters of a request, as the search takes them (the one schema has already typed them). */
 export function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[] }): SearchFilters {
