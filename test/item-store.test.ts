@@ -3,7 +3,7 @@
  * parent in its own state, moves there when that copy arrives later, and leaves its old parent's children.
  */
 import { describe, expect, it } from 'vitest';
-import { ItemStore } from '../src/service/item-store.js';
+import { ItemStore, updatedMsOf, type FilterableItem } from '../src/service/item-store.js';
 import type { BacklogItem, TaskState } from '../src/storage/types.js';
 
 function task(id: string, state: TaskState, parent_id: string | null = null): BacklogItem {
@@ -79,6 +79,8 @@ describe('items read when first asked for (replaceLater: a one-shot reads what i
       ids: items.map((i) => i.id),
       paths: items.map((i) => i.path),
       statuses: items.map((i) => i.status),
+      states: items.map((i) => i.state),
+      updated: items.map(updatedMsOf),
       item: (i) => {
         read.push(i);
         return { ...items[i] };
@@ -96,6 +98,15 @@ describe('items read when first asked for (replaceLater: a one-shot reads what i
       expect(lazy.resolve(ref), ref).toBe(eager.resolve(ref));
     expect(lazy.atPath('completed/back-3.md')).toBe('BACK-3');
     expect(lazy.statusVocabulary(['Done'])).toEqual(eager.statusVocabulary(['Done']));
+    // list's reading: state, status and date from the columns, the same as the items give them.
+    const columns = (x: FilterableItem) => [
+      x.state,
+      x.status,
+      x.updatedMs,
+      x.keyOf('state'),
+      x.keyOf('path'),
+    ];
+    expect(lazy.filterable().map(columns)).toEqual(eager.filterable().map(columns));
     expect(read).toEqual([]);
     expect(lazy.byId('BACK-3')).toEqual(eager.byId('BACK-3'));
     expect(lazy.byId('BACK-3')).toBe(lazy.byId('BACK-3'));

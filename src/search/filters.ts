@@ -6,6 +6,19 @@ import type { SearchFilters } from './types.js';
 /** Orama `where` clause over the enum properties of the schema (see `SCHEMA` in orama-search-service). */
 export type WhereClause = Record<string, { in?: string[]; containsAny?: string[] }>;
 
+/** The enum fields of the index's schema (indexed-document.ts): what a document's `where` filters match on. */
+export interface FilterKeys {
+  type?: string;
+  status_key?: string;
+  state?: string;
+  tag_keys: string[];
+  author_key?: string;
+  lineage: string[];
+  path?: string;
+  folders: string[];
+  file_type?: string;
+}
+
 /** Folders a path lies in: `resources/adr/x.md` -> `['resources', 'resources/adr']`. */
 export function folderChain(folder: string): string[] {
   if (!folder) return [];
@@ -53,4 +66,23 @@ export function buildWhere(filters: SearchFilters, knownPaths: () => Iterable<st
     where.path = { in: matched };
   }
   return where;
+}
+
+/**
+ * Whether a document passes `where`: what the index's enum filters answer (`in`: its value is one of
+ * them; `containsAny`: one of its values is), without the index (BacklogService.list). `keyOf` gives the
+ * document's key of a field (indexed-document.ts filterKey), asked for the clauses' fields only.
+ */
+export function matchesWhere(
+  keyOf: (field: keyof FilterKeys) => string | string[] | undefined,
+  where: WhereClause,
+): boolean {
+  for (const field in where) {
+    const clause = where[field];
+    const value = keyOf(field as keyof FilterKeys);
+    if (clause.in && !(typeof value === 'string' && clause.in.includes(value))) return false;
+    if (clause.containsAny && !(Array.isArray(value) && value.some((v) => clause.containsAny!.includes(v))))
+      return false;
+  }
+  return true;
 }

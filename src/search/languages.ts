@@ -4,6 +4,10 @@
  * without a stemmer is indexed unstemmed; a script no language claims is only case-folded.
  */
 import { createRequire } from 'node:module';
+// English's in the bundle, the other languages' loaded on first use: resolving a package's file cost a
+// one-shot search ~3 ms each (issue #23), and English is the language of nearly every backlog.
+import { stemmer as englishStemmer } from '@orama/stemmers/english';
+import { stopwords as englishStopWords } from '@orama/stopwords/english';
 
 /** Every language with a stemmer, stop-words or word boundaries of its own (docs/search.md). */
 export const LANGUAGES = [
@@ -273,9 +277,11 @@ export function stemmerOf(language: Language): Stemmer | null {
     s =
       language === 'korean'
         ? koreanStem
-        : name
-          ? (require(`@orama/stemmers/${name}`) as { stemmer: Stemmer }).stemmer
-          : null;
+        : language === 'english'
+          ? englishStemmer
+          : name
+            ? (require(`@orama/stemmers/${name}`) as { stemmer: Stemmer }).stemmer
+            : null;
     stemmers.set(language, s);
   }
   return s;
@@ -286,7 +292,12 @@ export function stopWordsOf(language: Language): ReadonlySet<string> {
   let s = stopLists.get(language);
   if (s === undefined) {
     const name = INFO[language].stopWords;
-    const words = name ? (require(`@orama/stopwords/${name}`) as { stopwords: string[] }).stopwords : [];
+    const words =
+      language === 'english'
+        ? englishStopWords
+        : name
+          ? (require(`@orama/stopwords/${name}`) as { stopwords: string[] }).stopwords
+          : [];
     // A single Greek letter is a symbol far more often than a word in what a backlog holds (NF-κB, β-cell).
     s = new Set(words.map((w) => w.toLowerCase()).filter((w) => language !== 'greek' || w.length > 1));
     stopLists.set(language, s);

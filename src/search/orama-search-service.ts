@@ -366,6 +366,11 @@ export class OramaSearchService implements SearchEngine {
     if (routes) unpackAhead(routes);
   }
 
+  /** Whether a restore put off by restoreLater is still to be carried out (nothing has read the index). */
+  get restorePending(): boolean {
+    return this.pending !== null;
+  }
+
   /** Carries out a restore put off by restoreLater now (so that a query's time does not count it). */
   settle(): void {
     if (!this.pending) return;

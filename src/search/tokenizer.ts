@@ -102,23 +102,56 @@ const RUN = (): RegExp =>
     'gv',
   ));
 /**
- * Every match of RUN in `text`, by `exec`: `matchAll` runs on a copy of the expression, and a copy of one
- * this size is compiled again (10 ms on a server's first query).
+ * RUN on ASCII text: each class of RUN restricted to ASCII (letters, digits; no mark, no unspaced script),
+ * so it finds the same runs there. Compiling RUN and running it the first times cost a one-shot search
+ * ~10 ms (its classes span Unicode); a text of ASCII and NOT_WORD characters never needs it.
  */
-function runMatches(text: string): RegExpExecArray[] {
+const ASCII_RUN = /([A-Za-z]{2,})-(\d+(?:\.\d+)*)(?![A-Za-z0-9])|[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*/g;
+/**
+ * Characters past ASCII that are no letter, mark or digit (nor ZWNJ/ZWJ), so never in a run nor what
+ * decides where one ends: general punctuation (dashes, quotes), Latin-1 signs, arrows, mathematical and
+ * technical signs, box drawing, shapes, dingbats, emoji. test/tokenizer-ascii.test.ts checks each one.
+ */
+export const NOT_WORD =
+  /[\u00A0-\u00A9\u00AB-\u00B1\u00B4\u00B6-\u00B8\u00BB\u00BF\u00D7\u00F7\u2000-\u200B\u200E-\u206F\u2190-\u23FF\u2500-\u2775\u2794-\u27BF]|\uD83C[\uDF00-\uDFFF]|\uD83D[\uDC00-\uDFFF]|\uD83E[\uDD00-\uDDFF\uDE70-\uDEFF]/g;
+/**
+ * The text RUN's matches are taken from and the expression that finds them: `text` and ASCII_RUN when
+ * it is ASCII once each NOT_WORD character is a space (one per UTF-16 unit, so every offset and every
+ * run's text stay as they are: such a character is in no run and ends one as a space does); else
+ * `text` and RUN.
+ */
+function runSource(text: string): { source: string; re: RegExp } {
+  if (ASCII_ONLY.test(text)) return { source: text, re: ASCII_RUN };
+  const spaced = text.replace(NOT_WORD, (c) => (c.length === 1 ? ' ' : '  '));
+  return ASCII_ONLY.test(spaced) ? { source: spaced, re: ASCII_RUN } : { source: text, re: RUN() };
+}
+/**
+ * Every match of RUN in `text`, by `exec`: `matchAll` runs on a copy of the expression, and a copy of one
+ * this size is compiled again (10 ms on a server's first query). `unicode`: by RUN itself whatever the
+ * text (what the ASCII path is checked against).
+ */
+export function runMatches(text: string, unicode = false): RegExpExecArray[] {
   const out: RegExpExecArray[] = [];
-  const re = RUN();
+  const { source, re } = unicode ? { source: text, re: RUN() } : runSource(text);
   re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) out.push(m);
+  for (let m = re.exec(source); m !== null; m = re.exec(source)) out.push(m);
   return out;
 }
 /** Parts of a compound: upper-case acronyms, capitalized or lower-case words, digit runs, other letters with their marks. */
 let part: RegExp | undefined;
 const PART = () => (part ??= /\p{Lu}+(?!\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}\u200C\u200D]+/gu);
+/** PART of an ASCII run (the same parts: its classes restricted to ASCII). */
+const ASCII_PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[A-Za-z]+/g;
+/** The parts of a run (`unicode`: by PART itself, what the ASCII path is checked against). */
+export function partsOf(run: string, unicode = false): string[] {
+  return run.match(ASCII_ONLY.test(run) && !unicode ? ASCII_PART : PART()) ?? [];
+}
 let combiningMarks: RegExp | undefined;
 const COMBINING_MARKS = () => (combiningMarks ??= /\p{M}/gu);
 let onlyDigits: RegExp | undefined;
 const ONLY_DIGITS = () => (onlyDigits ??= /^\p{N}+$/u);
+/** Whether a word is digits only (ONLY_DIGITS; an ASCII word without it). */
+const onlyDigitsIn = (w: string) => (ASCII_ONLY.test(w) ? /^[0-9]+$/.test(w) : ONLY_DIGITS().test(w));
 const ASCII_ONLY = /^[^\u0080-\uFFFF]*$/;
 const CACHE_LIMIT = 200_000;
 let wordSegmenter: Intl.Segmenter | undefined;
@@ -429,7 +462,7 @@ export class TextAnalyzer {
     let w = script === 'latin' ? caseFold(word) : foldWord(word, script);
     if (script === 'arabic' && this.settings.arabicLetters) w = foldArabicLetters(w);
     if (this.stopWordsFor(language)?.has(w)) return '';
-    if (!this.settings.stemming || !language || ONLY_DIGITS().test(w)) return w;
+    if (!this.settings.stemming || !language || onlyDigitsIn(w)) return w;
     const stem = stemmerOf(language);
     return stem ? stem(w) : w;
   }
@@ -453,9 +486,9 @@ export class TextAnalyzer {
   ): void {
     // Looked up once per text, not per run (a body has hundreds of runs).
     const cache = this.docCache(this.runCache, language);
-    const re = RUN();
+    const { source, re } = runSource(text);
     re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    for (let m = re.exec(source); m !== null; m = re.exec(source)) {
       const start = m.index;
       if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3])) {
@@ -501,7 +534,7 @@ export class TextAnalyzer {
   }
 
   private compoundTerms(run: string, language: Language | undefined): CompoundTerms {
-    const parts = run.match(PART()) ?? [];
+    const parts = partsOf(run);
     if (parts.length <= 1) {
       const t = this.normalizeWord(run, language);
       return t
@@ -627,7 +660,7 @@ export class TextAnalyzer {
       } else if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3])) if (s.isWordLike) word(s.segment, true);
       } else {
-        const parts = m[0].match(PART()) ?? [];
+        const parts = partsOf(m[0]);
         if (parts.length <= 1) word(m[0], true);
         else for (const p of parts) word(p, false);
       }
@@ -651,7 +684,7 @@ export class TextAnalyzer {
       else if (m[3] !== undefined) {
         for (const s of segmenter.segment(m[3]))
           if (s.isWordLike) words.push({ w: s.segment, script: scriptOf(s.segment) });
-      } else for (const p of m[0].match(PART()) ?? []) words.push({ w: p, script: scriptOf(p) });
+      } else for (const p of partsOf(m[0])) words.push({ w: p, script: scriptOf(p) });
     }
     const langs = words.map(({ script }) => this.languages.active(script));
     const n = Math.max(1, ...langs.map((l) => l.length));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SemanticSearch, type SemanticOptions, type SemanticStatus } from '../embeddings/semantic-search.js';
 import { BacklogError, droppedCacheReason, errors, isBacklogError } from '../errors.js';
 import type { HybridSettings } from '../search/hybrid.js';
+import { buildWhere, matchesWhere } from '../search/filters.js';
 import { OramaSearchService, type SearchSettings } from '../search/orama-search-service.js';
 import type { OutsideStats } from '../search/score.js';
 import type { SearchFilters, SearchHit, SearchResult } from '../search/types.js';
@@ -18,7 +19,7 @@ import { diagnosticsReport, type DiagnosticsReport } from './diagnostics.js';
 import { CACHE_FILE, defaultCacheDir } from './cache-file.js';
 import { serviceCacheVersion } from './index-cache.js';
 import { Indexer, type BacklogChange, type CacheInfo, type LoadProgress } from './indexer.js';
-import { ItemStore } from './item-store.js';
+import { ItemStore, type FilterableItem } from './item-store.js';
 import { isDemoFolder, projectNameOf } from './describe-backlog.js';
 import { MAX_QUERY_CHARS, resolveLimits, type Limits } from './limits.js';
 import type { ListOptions, ListOptionsInput, SearchOptions, SearchOptionsInput } from './options.js';
@@ -267,7 +268,7 @@ export class BacklogService {
     const plain = plainSearchOptions(input) as SearchOptions | undefined;
     const parse = plain ? undefined : (schemas ?? (await loadSchemas())).parseSearchOptions;
     this.index.settle(); // a one-shot's index is read now, not inside the query's took_ms
-    const started = performance.now();
+    const started = nowMs();
     const opts = plain ?? parse!(input, SEARCH_KEYS);
     const text = this.checkSearch(opts);
     const ask = () =>
@@ -302,7 +303,7 @@ export class BacklogService {
     });
     const response: SearchResponse = { ...found, query: text, search_mode: mode, took_ms: 0 };
     if (warnings.length) response.warnings = warnings;
-    response.took_ms = Number((performance.now() - started).toFixed(2));
+    response.took_ms = Number((nowMs() - started).toFixed(2));
     return response;
   }
 
@@ -367,37 +368,61 @@ export class BacklogService {
     const filters = filtersOf(opts);
     const live = opts.state === undefined;
     if (live) filters.state = [...LIVE_STATES];
-    const found = this.index.search({ query: '', filters, limit: Number.MAX_SAFE_INTEGER });
-    let items = found.hits.map((h) => this.store.byId(h.id)!);
-    items = sortItems(items, opts.sort, this.statuses());
+    const dated = this.index.restorePending ? this.listedItems(filters) : this.indexedItems(filters);
+    const sorted =
+      opts.sort === 'updated' || opts.sort === 'recent'
+        ? dated
+        : sortItems(
+            dated.map((x) => x.item),
+            opts.sort,
+            this.statuses(),
+          ).map((item) => ({ item, status: item.status ?? null }));
     const counts: Record<string, number> = {};
-    for (const item of items) {
-      const key = item.status ?? 'none';
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-    const page = items.slice(opts.offset, opts.offset + opts.limit);
+    for (const { status } of sorted) counts[status ?? 'none'] = (counts[status ?? 'none'] ?? 0) + 1;
+    const page = sorted.slice(opts.offset, opts.offset + opts.limit).map((x) => x.item);
     const response: ListResponse = {
       results: page.map(summarize),
-      total: items.length,
+      total: sorted.length,
       counts_by_status: counts,
       statuses: this.statuses(),
     };
-    if (opts.offset + page.length < items.length) response.next_offset = opts.offset + page.length;
+    if (opts.offset + page.length < sorted.length) response.next_offset = opts.offset + page.length;
     if (live) {
       // What the default left out, so that "nothing in progress" is never said of archived work unseen.
-      const others = this.index.search({
-        query: '',
-        filters: { ...filters, state: TASK_STATES.filter((s) => !LIVE_STATES.includes(s)) },
-        limit: Number.MAX_SAFE_INTEGER,
-      });
+      const state = TASK_STATES.filter((s) => !LIVE_STATES.includes(s));
+      const others = this.index.restorePending
+        ? this.listedItems({ ...filters, state })
+        : this.indexedItems({ ...filters, state });
       const hidden: Partial<Record<TaskState, number>> = {};
-      for (const h of others.hits) {
-        const state = this.store.byId(h.id)!.state!;
-        hidden[state] = (hidden[state] ?? 0) + 1;
-      }
-      if (others.total > 0) response.not_shown = hidden;
+      for (const x of others) hidden[x.state!] = (hidden[x.state!] ?? 0) + 1;
+      if (others.length > 0) response.not_shown = hidden;
     }
     return response;
+  }
+
+  /**
+   * The items passing `filters`, most recently updated first, from the index (a long-lived process's,
+   * always there): ties in its order.
+   */
+  private indexedItems(filters: SearchFilters): ListedItem[] {
+    const found = this.index.search({ query: '', filters, limit: Number.MAX_SAFE_INTEGER });
+    return found.hits.map((h) => {
+      const item = this.store.byId(h.id)!;
+      return { item, state: item.state ?? null, status: item.status ?? null };
+    });
+  }
+
+  /**
+   * indexedItems while a one-shot's index is not read yet (restoreLater): the items themselves, filtered
+   * as the index's `where` would (matchesWhere), so a one-shot `list` never reads the index and reads the
+   * items it shows (issue #23). Ties in the items' order, the index's but for an id removed and added
+   * again by the process that wrote the cache.
+   */
+  private listedItems(filters: SearchFilters): ListedItem[] {
+    const all = this.store.filterable();
+    const where = buildWhere(filters, () => all.flatMap((x) => x.keyOf('path') ?? []));
+    const dated = all.filter((x) => where !== null && matchesWhere(x.keyOf, where));
+    return dated.sort((a, b) => (a.updatedMs < b.updatedMs ? 1 : b.updatedMs < a.updatedMs ? -1 : 0));
   }
 
   /** The list options that are not plain (plain-options.ts), read by the schema. */
@@ -583,12 +608,18 @@ export class BacklogService {
   }
 }
 
+/** An item as `list` reads it: itself (read when asked for, ItemStore.filterable), its state and status. */
+type ListedItem = Pick<FilterableItem, 'item' | 'state' | 'status'>;
+
 /** The filters of a request, as the search takes them (the one schema has already typed them). */
 export function filtersOf(opts: Omit<SearchFilters, 'state'> & { state?: string[] }): SearchFilters {
   const { types, status, parent_id, tags, author, path, folder, file_type } = opts;
   const state = opts.state?.includes('all') ? undefined : (opts.state as TaskState[] | undefined);
   return { types, status, state, parent_id, tags, author, path, folder, file_type };
 }
+
+/** Milliseconds from some origin, for `took_ms`: `performance`'s first use loads node:perf_hooks (~3 ms of a one-shot search). */
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** The states `list` shows when none is asked for; `none` is every item without a state (documents). */
 const LIVE_STATES: readonly (TaskState | 'none')[] = ['active', 'none'];

@@ -39,7 +39,8 @@ import { lazyProperty } from '../storage/lazy.js';
 import { readBytes } from '../storage/unread-bytes.js';
 import { writeFileAtomicStat } from '../storage/write-file.js';
 import { readSignedFile, signatureOf, signedFile, stampSignedFile } from './cache-file.js';
-import type { BacklogItem, Diagnostic } from '../storage/types.js';
+import { TASK_STATES, type BacklogItem, type Diagnostic, type TaskState } from '../storage/types.js';
+import { updatedMsOf } from './item-store.js';
 
 import { VERSION } from '../version.js';
 
@@ -74,8 +75,10 @@ import { VERSION } from '../version.js';
  * 22: the items' id routes in a section of their own (`routes`: IdRouter.saveRoutes), looked up where they
  * lie by a one-shot instead of routing every item at its start; `meta`'s numbers as binary leaves, the
  * statuses as codes of their names, no titles, the files' paths only when they are not the items'.
+ * 23: each item's state (a code: its index in TASK_STATES, their count for none) and date (`updatedMsOf`) as
+ * columns too: a one-shot `list` decodes the items it shows.
  */
-export const CACHE_FORMAT = 22;
+export const CACHE_FORMAT = 23;
 const HEADER_BYTES = 4;
 /** A header is a version and seven section lengths: anything longer is not one of ours. */
 const MAX_HEADER_BYTES = 4096;
@@ -102,6 +105,10 @@ export interface ItemTable {
   readonly paths: readonly string[];
   /** Made from the status column when first read. */
   readonly statuses: readonly (string | null)[];
+  /** Made from the state column when first read. */
+  readonly states: readonly (TaskState | null)[];
+  /** Each item's `updatedMsOf`: when it last changed (list's order). */
+  readonly updated: ArrayLike<number>;
   /** Item `i` (its body decoded when first read), as the whole `items` list has it; throws when malformed. */
   item(i: number): BacklogItem;
 }
@@ -180,6 +187,8 @@ export async function writeIndexCache(
     paths,
     statusNames,
     statusAt,
+    stateAt: Uint32Array.from(items, ({ state }) => stateCode(state)),
+    updated: Float64Array.from(items, updatedMsOf),
     itemEnds: listed.ends,
     frontmatterEnds: frontmatter.ends,
   });
@@ -258,6 +267,9 @@ interface Meta {
   paths: string[];
   statusNames: (string | null)[];
   statusAt: Uint32Array;
+  /** Each item's state as its index in TASK_STATES, their count for none. */
+  stateAt: Uint32Array;
+  updated: Float64Array;
   itemEnds: Uint32Array;
   frontmatterEnds: Uint32Array;
 }
@@ -275,9 +287,14 @@ function numbers<T extends Float64Array | Uint32Array>(
   return new Kind(bytes.buffer, bytes.byteOffset, n);
 }
 
+/** An item's state as the item table's column holds it: its index in TASK_STATES, their count for none. */
+function stateCode(state: TaskState | null | undefined): number {
+  return state ? TASK_STATES.indexOf(state) : TASK_STATES.length;
+}
+
 /**
  * `meta` checked: a column of each per item (a number column of the files per file), strings where
- * strings are, the lists' ends increasing and each status one of the names.
+ * strings are, the lists' ends increasing, each status one of the names and each state a code.
  */
 function readMeta(value: unknown): Meta {
   const meta = (value ?? {}) as Record<keyof Meta, unknown>;
@@ -298,8 +315,14 @@ function readMeta(value: unknown): Meta {
   const itemEnds = numbers(meta.itemEnds, Uint32Array, n);
   const frontmatterEnds = numbers(meta.frontmatterEnds, Uint32Array, n);
   const increasing = (ends: Uint32Array) => ends.every((end, i) => (i === 0 ? end > 0 : end > ends[i - 1]));
+  const stateAt = numbers(meta.stateAt, Uint32Array, n);
   const names = meta.statusNames.length;
-  if (!increasing(itemEnds) || !increasing(frontmatterEnds) || !statusAt.every((code) => code < names))
+  if (
+    !increasing(itemEnds) ||
+    !increasing(frontmatterEnds) ||
+    !statusAt.every((code) => code < names) ||
+    !stateAt.every((code) => code <= TASK_STATES.length)
+  )
     throw new Error('a malformed item table');
   return {
     filePaths,
@@ -310,6 +333,8 @@ function readMeta(value: unknown): Meta {
     paths: meta.paths,
     statusNames: meta.statusNames as (string | null)[],
     statusAt,
+    stateAt,
+    updated: numbers(meta.updated, Float64Array, n),
     itemEnds,
     frontmatterEnds,
   };
@@ -346,12 +371,14 @@ function allItems(
   return items as BacklogItem[];
 }
 
-/** Whether item `i` has the id, path and status its columns say. */
+/** Whether item `i` has the id, path, status, state and date its columns say. */
 function isItsColumns(meta: Meta, item: BacklogItem, i: number): boolean {
   return (
     item.id === meta.ids[i] &&
     item.path === meta.paths[i] &&
-    (item.status ?? null) === meta.statusNames[meta.statusAt[i]]
+    (item.status ?? null) === meta.statusNames[meta.statusAt[i]] &&
+    stateCode(item.state) === meta.stateAt[i] &&
+    Object.is(updatedMsOf(item), meta.updated[i])
   );
 }
 
@@ -361,13 +388,18 @@ function itemTable(
   sections: Record<'items' | 'frontmatter', Buffer>,
   bodyOf: (item: BacklogItem, i: number) => void,
 ): ItemTable {
-  const { ids, paths } = meta;
+  const { ids, paths, updated } = meta;
   let statuses: (string | null)[] | undefined;
+  let states: (TaskState | null)[] | undefined;
   return {
     ids,
     paths,
+    updated,
     get statuses() {
       return (statuses ??= Array.from(meta.statusAt, (code) => meta.statusNames[code]));
+    },
+    get states() {
+      return (states ??= Array.from(meta.stateAt, (code) => TASK_STATES[code] ?? null));
     },
     item(i) {
       const item = unpackElement(sections.items, meta.itemEnds, i) as BacklogItem;

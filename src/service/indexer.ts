@@ -242,6 +242,8 @@ export class Indexer {
         ids: table.ids,
         paths: table.paths,
         statuses: table.statuses,
+        states: table.states,
+        updated: table.updated,
         item: (i) => {
           let item: BacklogItem | undefined;
           try {

@@ -3,12 +3,14 @@
  * resource URI or a path, and the tree (parent -> children, ancestors) and link graph derived from them.
  * Changed one item at a time (a burst of file changes stays linear); the link graph is rebuilt on demand.
  */
+import type { FilterKeys } from '../search/filters.js';
+import { filterKey } from '../search/indexed-document.js';
 import { LinkGraph } from '../search/related.js';
 import type { SearchDocument } from '../search/types.js';
 import { idKey, statusKey } from '../storage/ids.js';
 import { RESOURCE_URI_PREFIX, pathOfUri } from '../storage/parse.js';
 import { lazyObject, lazyPrototype } from '../storage/lazy.js';
-import { searchableBody, type BacklogItem } from '../storage/types.js';
+import { searchableBody, type BacklogItem, type TaskState } from '../storage/types.js';
 
 /** When an item last changed: `updated_at`, else `created_at`, else the file's mtime (sort `recent`). */
 export function updatedMsOf(item: BacklogItem): number {
@@ -67,7 +69,23 @@ export interface ItemSource {
   readonly paths: readonly string[];
   /** Each item's status (the filter vocabulary: statusVocabulary). */
   readonly statuses: readonly (string | null)[];
+  /** Each item's state, and its date (updatedMsOf): what a `list` without other filters reads. */
+  readonly states: readonly (TaskState | null)[];
+  readonly updated: ArrayLike<number>;
   item(i: number): BacklogItem;
+}
+
+/**
+ * An item as `list` reads it (ItemStore.filterable): its state, status and date, and its key of each
+ * filter field, the item itself read only when something else is asked for.
+ */
+export interface FilterableItem {
+  readonly item: BacklogItem;
+  readonly state: TaskState | null;
+  readonly status: string | null;
+  /** updatedMsOf(item). */
+  readonly updatedMs: number;
+  keyOf(field: keyof FilterKeys): string | string[] | undefined;
 }
 
 /** An ItemStore's items while they are still a source (replaceLater): each decoded once, when asked for. */
@@ -313,6 +331,43 @@ export class ItemStore {
       queue.push(...this.children(next));
     }
     return out;
+  }
+
+  /**
+   * Every item in order, with its key of each filter field as its search document gives it (the index's
+   * `where`). While the items are a source (replaceLater) the state, status and date come from its
+   * columns and an item is read only when another field is asked for: a one-shot `list` reads the items
+   * it shows, not the index, nor the tree unless it filters by parent (BacklogService.list).
+   */
+  filterable(): FilterableItem[] {
+    const later = this.later;
+    return this.ids().map((id, i): FilterableItem => {
+      let item: BacklogItem | undefined;
+      const read = () => (item ??= this.byId(id)!);
+      const keyOf = (field: keyof FilterKeys) => {
+        if (later && field === 'state') return later.source.states[i] ?? 'none';
+        if (later && field === 'path') return later.source.paths[i] || undefined;
+        const it = read();
+        return filterKey(field === 'lineage' ? { ...it, ancestors: this.ancestors(it) } : it, field);
+      };
+      return later
+        ? {
+            get item() {
+              return read();
+            },
+            state: later.source.states[i],
+            status: later.source.statuses[i],
+            updatedMs: later.source.updated[i],
+            keyOf,
+          }
+        : {
+            item: read(),
+            state: read().state ?? null,
+            status: read().status ?? null,
+            updatedMs: updatedMsOf(read()),
+            keyOf,
+          };
+    });
   }
 
   /** The item as the search index takes it: text fields, filter keys, ancestors for `parent_id` filters. */
