@@ -5,7 +5,7 @@
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
 import { dropEarlyPool, takeEarlyPool } from './early-start.js';
-import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
+import { englishOnlyQuerySupported, MULTILINGUAL, prepareQueryGate } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import type { EmbeddingCache } from './cache.js';
 import type { EmbeddingPool, WorkerMemory } from './pool.js';
@@ -512,6 +512,11 @@ export class SemanticSearch implements VectorRetriever {
     this.updateCounts();
     this.status.state = 'ready';
     this.status.readyMs = Math.round(performance.now() - this.started);
+    // A server's gate asks the detector for queries the model's vocabulary cannot settle: loaded now, the
+    // first such query does not wait for it (a one-shot, `never`, loads it only if its query needs it).
+    const id = this.pool?.id ?? this.modelId;
+    if (this.options.embedMissing === 'background' && id !== null && !MULTILINGUAL.test(id))
+      prepareQueryGate();
   }
 
   private updateCounts(): void {
