@@ -4,7 +4,7 @@
  * has scored it (src/embeddings/query-language.ts). Each round is a fresh process that opens a folder whose
  * every chunk is embedded, as a server does (`embedMissing: 'background'`), waits until hybrid is ready,
  * then `--delay` ms (a client's pause), and times `searchUnified` of the gated query, then of a second
- * gated query and of one the vocabulary settles. Builds take turns (this one, `--base`), each on its own
+ * gated query and of one the vocabulary settles, and its RSS before them. Builds take turns (this one, `--base`), each on its own
  * copy of the folder; medians.
  *
  *   npm run build && npx tsx bench/first-gated-query.ts --hybrid <folder after `index`> [--base <build>]
@@ -36,7 +36,8 @@ const { openBacklog, closeBacklog } = await import(lib);
 const service = await openBacklog({ dir, embeddings: 'bundled', watch: false });
 await service.semanticReady();
 await new Promise((r) => setTimeout(r, Number(delay)));
-const out = {};
+// RSS before the queries: what a server that never meets a gated query holds (eld's worker or not).
+const out = { rss: { ms: process.memoryUsage.rss() / 2 ** 20, mode: 'MiB' } };
 for (const [name, q] of Object.entries(JSON.parse(queries))) {
   const t = performance.now();
   const r = await service.searchUnified(q, { limit: 10 });
