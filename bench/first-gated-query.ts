@@ -88,18 +88,11 @@ try {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`delay ${flags.delay} ms after hybrid is ready, ${runs} rounds, medians (min-max), ms\n`);
-  console.log(
-    `| build | ${Object.values(QUERIES)
-      .map((q) => `\`${q}\``)
-      .join(' | ')} |`,
-  );
-  console.log(
-    `|---|${Object.keys(QUERIES)
-      .map(() => '---')
-      .join('|')}|`,
-  );
+  const columns = [...Object.keys(QUERIES), 'rss'];
+  const heads = [...Object.values(QUERIES).map((q) => `\`${q}\``), 'RSS before them'];
+  console.log(`| build | ${heads.join(' | ')} |\n|---|${columns.map(() => '---').join('|')}|`);
   builds.forEach((b, i) => {
-    const cells = Object.keys(QUERIES).map((k) => {
+    const cells = columns.map((k) => {
       const ms = samples[i].map((s) => s[k].ms);
       const modes = [...new Set(samples[i].map((s) => s[k].mode))].join('/');
       return `${median(ms).toFixed(1)} (${Math.min(...ms).toFixed(1)}-${Math.max(...ms).toFixed(1)}) ${modes}`;
