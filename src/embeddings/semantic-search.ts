@@ -312,6 +312,10 @@ export class SemanticSearch implements VectorRetriever {
     }
     this.pool = started.embedder;
     this.status.provider = started.embedder.provider;
+    // A server's gate asks the detector for queries the model's vocabulary cannot settle: loaded from now
+    // on, while the vectors are indexed, its first such query does not wait for all of it (a one-shot,
+    // `never`, loads it only if its query needs it; `index`, `wait`, never asks the gate).
+    if (this.options.embedMissing === 'background' && !MULTILINGUAL.test(this.pool.id)) prepareQueryGate();
     // A shared pool's model was loaded by whichever backlog came first: plan with what that cost.
     const workerMb = shared ? shared.loadMb : Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
@@ -512,11 +516,6 @@ export class SemanticSearch implements VectorRetriever {
     this.updateCounts();
     this.status.state = 'ready';
     this.status.readyMs = Math.round(performance.now() - this.started);
-    // A server's gate asks the detector for queries the model's vocabulary cannot settle: loaded now, the
-    // first such query does not wait for it (a one-shot, `never`, loads it only if its query needs it).
-    const id = this.pool?.id ?? this.modelId;
-    if (this.options.embedMissing === 'background' && id !== null && !MULTILINGUAL.test(id))
-      prepareQueryGate();
   }
 
   private updateCounts(): void {
