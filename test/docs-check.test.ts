@@ -40,6 +40,9 @@ const OTHER_PROGRAMS: Record<string, string[]> = {
     '--single-threaded-gc',
     '--single-threaded',
     '--no-sparkplug',
+    // WebAssembly flags tried for the bundled model's first run (docs/performance.md, branch hybrid2).
+    '--no-liftoff',
+    '--no-wasm-dynamic-tiering',
   ],
   prettier: ['--check'],
   'claude mcp add': ['--transport', '--scope', '--header'],

@@ -78,4 +78,26 @@ describe("the bundled model's tokenizer (sentencepiece.ts)", () => {
       { numRuns: 3000 },
     );
   });
+
+  test("one text's tokenizer (only the pieces found in it) gives the full tokenizer's ids for that text", () => {
+    const pieces = vocabulary.slice(6, 2000).map(([p]) => p.replace(/\u2581/g, ' '));
+    const lines = fixtureTexts().flatMap((t) => t.split('\n').slice(0, 40));
+    const text = fc.oneof(
+      fc.constantFrom(...lines, '', ' ', 'board view windows', 'x😀y 😀😀 z', 'e\u0301', 'ﬁ ① Ⅻ'),
+      fc.string({ unit: 'grapheme', maxLength: 60 }),
+      fc
+        .array(fc.oneof(fc.constantFrom(...pieces), fc.constantFrom(' ', '😀', 'é', 'ß', '-', '\u00a0')), {
+          maxLength: 30,
+        })
+        .map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(new PieceTokenizer(vocabulary, t).encode(t)).toEqual(ours.encode(t));
+      }),
+      { numRuns: 1500 },
+    );
+    // It indexes a fraction of the pieces, so it is for that text only.
+    expect(() => new PieceTokenizer(vocabulary, 'board').encode('boards')).toThrow(/one text only/);
+  });
 });

