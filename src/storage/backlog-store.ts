@@ -114,8 +114,8 @@ const STAT_CHUNK = 256;
  * The lstat loop of statFilesAlong: chunks of `paths` taken in turn from the shared counter `counts[0]`
  * (the stat thread and the main thread, once it has nothing else to do, take them from the same), for
  * each path its size and modification time in `out`, or -1 for a path that vanished, cannot be read, or
- * is not a regular file now; `counts[1]`: paths done. Self-contained: the thread runs its source
- * (`String(statChunks)`).
+ * is not a regular file now; `counts[1]`: paths done; `once`: one chunk, then return. Self-contained:
+ * the thread runs its source (`String(statChunks)`).
  */
 function statChunks(
   lstat: typeof lstatSync,
@@ -124,6 +124,7 @@ function statChunks(
   counts: Int32Array,
   out: Float64Array,
   chunk: number,
+  once = false,
 ): void {
   for (;;) {
     const from = Atomics.add(counts, 0, chunk);
@@ -141,6 +142,7 @@ function statChunks(
       }
     }
     Atomics.add(counts, 1, to - from);
+    if (once) return;
   }
 }
 
@@ -190,25 +192,19 @@ function joinedBase(root: string): string {
   return root.endsWith(sep) || root.endsWith('/') ? root : root + sep;
 }
 
-/** statFilesAlong on this thread: below STAT_ASIDE_FILES, or when the thread cannot run. */
+/**
+ * statFilesAlong on this thread (below STAT_ASIDE_FILES, or when the thread cannot run): statChunks a
+ * chunk at a time, the event loop running between two.
+ */
 async function statFilesHere(root: string, paths: string[]): Promise<Float64Array> {
-  // STAT_WORKER's loop, a turn of the event loop between batches: the walk's paths need no check
-  // (statFiles checks each, and normalizes it with `join`: a tenth of a one-shot's stat of 700 files).
+  const base = joinedBase(root);
+  const counts = new Int32Array(2);
   const out = new Float64Array(2 * paths.length).fill(-1);
-  const prefix = joinedBase(root);
-  for (let i = 0; i < paths.length; i++) {
-    if (i > 0 && i % STAT_BATCH === 0) await new Promise((next) => setImmediate(next));
-    try {
-      const st = lstatSync(prefix + paths[i], { throwIfNoEntry: false });
-      if (st?.isFile()) {
-        out[2 * i] = st.size;
-        out[2 * i + 1] = st.mtimeMs;
-      }
-    } catch {
-      // Unreadable: left out, as a vanished file.
-    }
+  for (;;) {
+    statChunks(lstatSync, base, paths, counts, out, STAT_BATCH, true);
+    if (counts[1] === paths.length) return out;
+    await new Promise((next) => setImmediate(next));
   }
-  return out;
 }
 
 /** Runs STAT_WORKER; whether it went through every chunk (false: it could not run, or failed). */
